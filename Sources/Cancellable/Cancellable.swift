@@ -1,0 +1,2 @@
+// Cancellable: placeholder until its own issue (CancellablePromise on top of PromiseCore).
+@_exported public import PromiseCore

@@ -1,0 +1,44 @@
+public import Dispatch
+public import Foundation
+
+/// A guarantee that resolves after `seconds`.
+///
+/// ```swift
+/// after(seconds: 0.5).done { hideToast() }
+/// ```
+///
+/// A zero, negative or non-finite interval resolves on the next turn of a global queue, never at once and
+/// never not at all.
+public func after(seconds: TimeInterval) -> Guarantee<Void> {
+    after(DispatchTimeInterval(clampingSeconds: seconds))
+}
+
+/// A guarantee that resolves after `interval`.
+///
+/// ```swift
+/// after(.milliseconds(500)).done { hideToast() }
+/// ```
+public func after(_ interval: DispatchTimeInterval) -> Guarantee<Void> {
+    let guarantee = Guarantee<Void>(box: .pending())
+    Schedulers.current.schedule(after: interval) {
+        guarantee.box.resolve(.fulfilled(()))
+    }
+    return guarantee
+}
+
+extension DispatchTimeInterval {
+    /// Converts seconds to nanoseconds, clamping what Dispatch cannot represent: negative or NaN becomes
+    /// zero, and anything beyond ~292 years becomes `.never`.
+    package init(clampingSeconds seconds: TimeInterval) {
+        guard seconds > 0 else {
+            self = .nanoseconds(0)
+            return
+        }
+        let nanoseconds = seconds * 1_000_000_000
+        guard nanoseconds < Double(Int.max) else {
+            self = .never
+            return
+        }
+        self = .nanoseconds(Int(nanoseconds))
+    }
+}

@@ -1,0 +1,281 @@
+public import Dispatch
+
+/// The error-handling half of a promise: `catch`, `recover`, `ensure`, `ensureThen`, `cauterize`.
+///
+/// `Promise` conforms; `Guarantee` does not, because it cannot fail.
+///
+/// ```swift
+/// fetchUser()
+///     .recover { _ in Promise.value(User.guest) }
+///     .ensure { spinner.stop() }
+///     .done { show($0) }
+///     .catch { show($0) }
+/// ```
+public protocol CatchMixin: Thenable {}
+
+extension CatchMixin {
+    /// Handles an error at the end of a chain.
+    ///
+    /// ```swift
+    /// fetchUser().done { show($0) }.catch { error in show(error) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - on: the queue `body` runs on; `nil` runs it inline.
+    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - policy: whether `body` sees cancellation errors. The default skips them.
+    ///   - body: the error handler.
+    /// - Returns: a finalizer, to run something whether or not an error happened.
+    @discardableResult
+    public func `catch`(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) -> Void
+    ) -> PMKFinalizer {
+        let finalizer = PMKFinalizer()
+        pipe { result in
+            switch result {
+            case .rejected(let error) where policy.handles(error):
+                dispatch(on: on, flags: flags) {
+                    body(error)
+                    finalizer.box.resolveChained(.fulfilled(()))
+                }
+            case .fulfilled, .rejected:
+                finalizer.box.resolveChained(.fulfilled(()))
+            }
+        }
+        return finalizer
+    }
+
+    /// Replaces an error with the result of another promise.
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover { _ in fetchFromCache() }
+    /// ```
+    ///
+    /// - Parameter policy: whether `body` sees cancellation errors; skipped errors pass through.
+    /// - Returns: a promise that fulfills with the original value or resolves like the recovery.
+    public func recover<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) throws -> U
+    ) -> Promise<T> where U.T == T {
+        let promise = Promise<T>(box: .pending())
+        pipe { result in
+            switch result {
+            case .rejected(let error) where policy.handles(error):
+                dispatch(on: on, flags: flags) {
+                    do {
+                        let next = try body(error)
+                        guard next !== promise else { throw PMKError.returnedSelf }
+                        next.pipe(to: promise.box.resolveChained)
+                    } catch {
+                        promise.box.resolveChained(.rejected(error))
+                    }
+                }
+            case .fulfilled, .rejected:
+                promise.box.resolveChained(result)
+            }
+        }
+        return promise
+    }
+
+    /// Replaces every error, cancellation included, with the value of a guarantee.
+    ///
+    /// ```swift
+    /// let name: Guarantee<String> = fetchName().recover { _ in .value("Guest") }
+    /// ```
+    @discardableResult
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (Error) -> Guarantee<T>
+    ) -> Guarantee<T> {
+        let box = Box<T>.pending()
+        pipe { result in
+            switch result {
+            case .fulfilled:
+                box.resolveChained(result)
+            case .rejected(let error):
+                dispatch(on: on, flags: flags) {
+                    body(error).pipe(to: box.resolveChained)
+                }
+            }
+        }
+        return Guarantee(box: box)
+    }
+
+    /// Runs `body` when the promise resolves, either way, and passes the result on.
+    ///
+    /// ```swift
+    /// spinner.start()
+    /// fetchUser().ensure { spinner.stop() }.done { show($0) }.catch { show($0) }
+    /// ```
+    public func ensure(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Void
+    ) -> Promise<T> {
+        let box = Box<T>.pending()
+        pipe { result in
+            dispatch(on: on, flags: flags) {
+                body()
+                box.resolveChained(result)
+            }
+        }
+        return Promise(box: box)
+    }
+
+    /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once
+    /// it finishes.
+    ///
+    /// ```swift
+    /// upload(file).ensureThen { removeTemporaryFile() }   // returns Guarantee<Void>
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Guarantee<Void>
+    ) -> Promise<T> {
+        let box = Box<T>.pending()
+        pipe { result in
+            dispatch(on: on, flags: flags) {
+                body().pipe { _ in box.resolveChained(result) }
+            }
+        }
+        return Promise(box: box)
+    }
+
+    /// Runs a clean-up that can fail when the promise resolves, either way.
+    ///
+    /// The chain waits for the clean-up. If the clean-up rejects, the chain rejects with its error, even if
+    /// the promise had fulfilled; otherwise the promise's own result passes on. `body` runs exactly once.
+    ///
+    /// ```swift
+    /// download(file).ensureThen { session.close() }   // returns Promise<Void>
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Promise<Void>
+    ) -> Promise<T> {
+        let box = Box<T>.pending()
+        pipe { result in
+            dispatch(on: on, flags: flags) {
+                body().pipe { cleanup in
+                    switch cleanup {
+                    case .fulfilled: box.resolveChained(result)
+                    case .rejected(let error): box.resolveChained(.rejected(error))
+                    }
+                }
+            }
+        }
+        return Promise(box: box)
+    }
+
+    /// Ends a chain whose errors you deliberately ignore; they are logged as ``LogEvent/cauterized(_:)``.
+    ///
+    /// ```swift
+    /// analytics.send(event).cauterize()
+    /// ```
+    @discardableResult
+    public func cauterize() -> PMKFinalizer {
+        self.catch { error in
+            conf.logHandler(.cauterized(error))
+        }
+    }
+}
+
+extension CatchMixin where T == Void {
+    /// Handles every error, cancellation included, turning the chain into a guarantee.
+    ///
+    /// ```swift
+    /// save(document).recover { error in log(error) }.done { close() }
+    /// ```
+    @discardableResult
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (Error) -> Void
+    ) -> Guarantee<Void> {
+        let box = Box<Void>.pending()
+        pipe { result in
+            switch result {
+            case .fulfilled:
+                box.resolveChained(result)
+            case .rejected(let error):
+                dispatch(on: on, flags: flags) {
+                    body(error)
+                    box.resolveChained(.fulfilled(()))
+                }
+            }
+        }
+        return Guarantee(box: box)
+    }
+
+    /// Handles an error, or rethrows it to keep the chain rejected.
+    ///
+    /// ```swift
+    /// save(document).recover { error in
+    ///     guard error is DiskFullError else { throw error }
+    /// }
+    /// ```
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) throws -> Void
+    ) -> Promise<Void> {
+        let box = Box<Void>.pending()
+        pipe { result in
+            switch result {
+            case .rejected(let error) where policy.handles(error):
+                dispatch(on: on, flags: flags) {
+                    do {
+                        try body(error)
+                        box.resolveChained(.fulfilled(()))
+                    } catch {
+                        box.resolveChained(.rejected(error))
+                    }
+                }
+            case .fulfilled, .rejected:
+                box.resolveChained(result)
+            }
+        }
+        return Promise(box: box)
+    }
+}
+
+extension CatchPolicy {
+    func handles(_ error: Error) -> Bool {
+        self == .allErrors || !error.isCancelled
+    }
+}
+
+/// What `catch` returns: lets you run something after the chain, whether or not it failed.
+///
+/// ```swift
+/// fetchUser()
+///     .done { show($0) }
+///     .catch { show($0) }
+///     .finally { spinner.stop() }
+/// ```
+public final class PMKFinalizer: @unchecked Sendable {
+    // @unchecked Sendable: its only state is `box`, which is thread-safe behind its own lock.
+    let box = Box<Void>.pending()
+
+    init() {}
+
+    /// Runs `body` once the chain has finished and any `catch` handler has run.
+    public func finally(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Void
+    ) {
+        box.append { _ in
+            dispatch(on: on, flags: flags, body)
+        }
+    }
+}

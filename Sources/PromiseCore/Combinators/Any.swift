@@ -1,0 +1,90 @@
+/// One input's outcome in the result of ``any(_:)-(_)``: its value or its error.
+///
+/// ```swift
+/// any(mirrors.map { fetch($0) }).done { outcomes in
+///     let pages = outcomes.compactMap(\.value)
+/// }
+/// ```
+public enum Maybe<T> {
+    /// The input fulfilled.
+    case value(T)
+    /// The input rejected.
+    case error(Error)
+
+    /// The value, if the input fulfilled.
+    public var value: T? {
+        if case .value(let value) = self { return value }
+        return nil
+    }
+
+    /// The error, if the input rejected.
+    public var error: Error? {
+        if case .error(let error) = self { return error }
+        return nil
+    }
+
+    /// Whether the input fulfilled.
+    public var isSuccess: Bool { value != nil }
+
+    /// Whether the input rejected.
+    public var isError: Bool { error != nil }
+}
+
+extension Maybe: Sendable where T: Sendable {}
+
+/// What ``any(_:)-(_)`` rejects with when every input rejected.
+///
+/// ```swift
+/// any(requests).catch { error in
+///     if let failure = error as? AllPromisesFailedError<Data> { print(failure.errors) }
+/// }
+/// ```
+public struct AllPromisesFailedError<T>: Error, @unchecked Sendable {
+    // @unchecked Sendable: every promise held here is rejected, so its state never changes again, and
+    // reading a resolved promise is thread-safe; no value of `T` is reachable from it.
+
+    /// The inputs, in input order; all of them rejected.
+    public let promises: [Promise<T>]
+
+    /// The inputs' errors, in input order.
+    public var errors: [Error] {
+        promises.compactMap(\.error)
+    }
+}
+
+/// Waits for **every** input and reports each outcome, in input order; rejects only if all inputs rejected.
+///
+/// ```swift
+/// any(fetch(a), fetch(b), fetch(c)).done { outcomes in
+///     for case .value(let page) in outcomes { show(page) }
+/// }
+/// ```
+///
+/// Unlike `race`, it never returns before every input has settled. An empty array fulfills with `[]`. Rejects
+/// with ``AllPromisesFailedError`` when every input rejected.
+public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
+    guard !thenables.isEmpty else {
+        return .value([])
+    }
+    return joinResolved(thenables).map(on: nil) { results in
+        let outcomes = results.map { result -> Maybe<U.T> in
+            switch result {
+            case .fulfilled(let value): return .value(value)
+            case .rejected(let error): return .error(error)
+            }
+        }
+        guard outcomes.contains(where: \.isSuccess) else {
+            throw AllPromisesFailedError(
+                promises: zip(thenables, results).map { thenable, result in
+                    (thenable as? Promise<U.T>) ?? Promise(box: .resolved(result))
+                }
+            )
+        }
+        return outcomes
+    }
+}
+
+/// Waits for **every** input and reports each outcome, in input order; rejects only if all inputs rejected.
+public func any<U: Thenable>(_ thenables: U...) -> Promise<[Maybe<U.T>]> {
+    any(thenables)
+}

@@ -1,0 +1,100 @@
+/// The one implementation behind every `when(fulfilled:)` and `when(guarantees:)` form.
+///
+/// Fulfills with every value, in input order, once all inputs fulfilled; rejects with the first error.
+/// Cost is O(n) in the number of inputs: one handler each, one lock for the shared state.
+func joinFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<[U.T]> {
+    guard !thenables.isEmpty else {
+        return .value([])
+    }
+    let promise = Promise<[U.T]>(box: .pending())
+    let state = Locked(JoinState<U.T>(count: thenables.count))
+    for (index, thenable) in thenables.enumerated() {
+        thenable.pipe { result in
+            if let outcome = state.withLock({ $0.record(result, at: index) }) {
+                promise.box.resolveChained(outcome)
+            }
+        }
+    }
+    return promise
+}
+
+/// The one implementation behind `when(resolved:)`: waits for every input, fulfills with their results.
+func joinResolved<U: Thenable>(_ thenables: [U]) -> Guarantee<[Result<U.T>]> {
+    guard !thenables.isEmpty else {
+        return .value([])
+    }
+    let guarantee = Guarantee<[Result<U.T>]>(box: .pending())
+    let state = Locked(ResolvedJoinState<U.T>(count: thenables.count))
+    for (index, thenable) in thenables.enumerated() {
+        thenable.pipe { result in
+            if let results = state.withLock({ $0.record(result, at: index) }) {
+                guarantee.box.resolveChained(.fulfilled(results))
+            }
+        }
+    }
+    return guarantee
+}
+
+struct JoinState<T> {
+    private var values: [T?]
+    private var remaining: Int
+    private var isDecided = false
+
+    init(count: Int) {
+        values = Array(repeating: nil, count: count)
+        remaining = count
+    }
+
+    /// Records one input's result; returns the outcome when this result decides it.
+    mutating func record(_ result: Result<T>, at index: Int) -> Result<[T]>? {
+        guard !isDecided else { return nil }
+        switch result {
+        case .fulfilled(let value):
+            values[index] = value
+            remaining -= 1
+            guard remaining == 0 else { return nil }
+            isDecided = true
+            let all = values.map { $0.unsafelyUnwrapped }
+            values = []
+            return .fulfilled(all)
+        case .rejected(let error):
+            isDecided = true
+            values = []
+            return .rejected(error)
+        }
+    }
+}
+
+struct ResolvedJoinState<T> {
+    private var results: [Result<T>?]
+    private var remaining: Int
+
+    init(count: Int) {
+        results = Array(repeating: nil, count: count)
+        remaining = count
+    }
+
+    mutating func record(_ result: Result<T>, at index: Int) -> [Result<T>]? {
+        guard results[index] == nil else { return nil }
+        results[index] = result
+        remaining -= 1
+        guard remaining == 0 else { return nil }
+        let all = results.map { $0.unsafelyUnwrapped }
+        results = []
+        return all
+    }
+}
+
+extension Guarantee {
+    /// Follows a promise that cannot reject because every input is a guarantee.
+    convenience init(joining promise: Promise<T>) {
+        let box = Box<T>.pending()
+        promise.pipe { result in
+            guard case .fulfilled = result else {
+                preconditionFailure("Internal inconsistency: a join of guarantees rejected")
+            }
+            box.resolveChained(result)
+        }
+        self.init(box: box)
+    }
+}

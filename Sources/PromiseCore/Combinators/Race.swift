@@ -1,0 +1,68 @@
+/// Resolves like the first input to resolve, either way.
+///
+/// ```swift
+/// race(fetch(from: mirrorA), fetch(from: mirrorB)).done { show($0) }
+/// ```
+///
+/// An empty array rejects with ``PMKError/badInput``. The losers are not cancelled (use Cancellable's
+/// `race(_:autoCancel:)` to stop them).
+public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
+    guard !thenables.isEmpty else {
+        return Promise(error: PMKError.badInput)
+    }
+    let promise = Promise<U.T>(box: .pending())
+    for thenable in thenables {
+        thenable.pipe(to: promise.box.resolveChained)
+    }
+    return promise
+}
+
+/// Resolves like the first input to resolve, either way.
+public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
+    race(thenables)
+}
+
+/// Resolves with the first guarantee to resolve.
+///
+/// ```swift
+/// race(after(seconds: 1).map { "slow" }, after(seconds: 0.1).map { "fast" })   // "fast"
+/// ```
+public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
+    let guarantee = Guarantee<T>(box: .pending())
+    for input in guarantees {
+        input.pipe(to: guarantee.box.resolveChained)
+    }
+    return guarantee
+}
+
+/// Fulfills with the first input to fulfill; rejects with ``PMKError/noWinner`` only when every input rejected.
+///
+/// ```swift
+/// race(fulfilled: mirrors.map { fetch(from: $0) }).done { show($0) }
+/// ```
+///
+/// An empty array rejects with ``PMKError/badInput``.
+public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
+    guard !thenables.isEmpty else {
+        return Promise(error: PMKError.badInput)
+    }
+    let promise = Promise<U.T>(box: .pending())
+    let remaining = Locked(thenables.count)
+    for thenable in thenables {
+        thenable.pipe { result in
+            switch result {
+            case .fulfilled:
+                promise.box.resolveChained(result)
+            case .rejected:
+                let isLast = remaining.withLock { count -> Bool in
+                    count -= 1
+                    return count == 0
+                }
+                if isLast {
+                    promise.box.resolveChained(.rejected(PMKError.noWinner))
+                }
+            }
+        }
+    }
+    return promise
+}

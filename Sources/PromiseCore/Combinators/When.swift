@@ -1,0 +1,181 @@
+/// Waits for every promise: fulfills with their values, in input order, or rejects with the first error.
+///
+/// ```swift
+/// when(fulfilled: ids.map { fetchUser($0) }).done { users in show(users) }
+/// ```
+///
+/// An empty array fulfills at once with `[]`. Inputs are never cancelled: after a rejection the others keep
+/// running (use Cancellable's `when(fulfilled:autoCancel:)` to stop them).
+public func when<U: Thenable>(fulfilled thenables: [U]) -> Promise<[U.T]> {
+    joinFulfilled(thenables)
+}
+
+/// Waits for every `Void` promise; rejects with the first error.
+///
+/// ```swift
+/// when(fulfilled: files.map { upload($0) }).done { print("all uploaded") }
+/// ```
+public func when<U: Thenable>(fulfilled promises: [U]) -> Promise<Void> where U.T == Void {
+    joinFulfilled(promises).asVoid()
+}
+
+/// Waits for every `Void` promise; rejects with the first error.
+public func when<U: Thenable>(fulfilled promises: U...) -> Promise<Void> where U.T == Void {
+    when(fulfilled: promises)
+}
+
+/// Waits for thenables of any types; fulfills with their values as `[Any]`, in input order.
+///
+/// ```swift
+/// when(fulfilled: [fetchUser() as any Thenable, fetchSettings()]).done { values in … }
+/// ```
+///
+/// Disfavoured, so that an array literal of same-typed promises (`when(fulfilled: [a, b])`) still picks the
+/// generic overload and fulfills with `[T]`, as it does in PromiseKit.
+@_disfavoredOverload
+public func when(fulfilled thenables: [any Thenable]) -> Promise<[Any]> {
+    joinFulfilled(thenables.map { $0.asVoid() }).map(on: nil) { _ in
+        thenables.map { $0.anyValue.unsafelyUnwrapped }
+    }
+}
+
+/// Waits for two promises of different types; fulfills with a tuple, or rejects with the first error.
+///
+/// ```swift
+/// when(fulfilled: fetchUser(), fetchAvatar()).done { user, avatar in show(user, avatar) }
+/// ```
+public func when<U: Thenable, V: Thenable>(fulfilled pu: U, _ pv: V) -> Promise<(U.T, V.T)> {
+    joinFulfilled([pu.asVoid(), pv.asVoid()]).map(on: nil) { _ in
+        (pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped)
+    }
+}
+
+/// Waits for three promises of different types; fulfills with a tuple, or rejects with the first error.
+public func when<U: Thenable, V: Thenable, W: Thenable>(
+    fulfilled pu: U,
+    _ pv: V,
+    _ pw: W
+) -> Promise<(U.T, V.T, W.T)> {
+    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid()]).map(on: nil) { _ in
+        (pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped)
+    }
+}
+
+/// Waits for four promises of different types; fulfills with a tuple, or rejects with the first error.
+public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(
+    fulfilled pu: U,
+    _ pv: V,
+    _ pw: W,
+    _ px: X
+) -> Promise<(U.T, V.T, W.T, X.T)> {
+    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid()]).map(on: nil) { _ in
+        (
+            pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped,
+            px.value.unsafelyUnwrapped
+        )
+    }
+}
+
+/// Waits for five promises of different types; fulfills with a tuple, or rejects with the first error.
+public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable, Y: Thenable>(
+    fulfilled pu: U,
+    _ pv: V,
+    _ pw: W,
+    _ px: X,
+    _ py: Y
+) -> Promise<(U.T, V.T, W.T, X.T, Y.T)> {
+    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid(), py.asVoid()]).map(on: nil) { _ in
+        (
+            pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped,
+            px.value.unsafelyUnwrapped, py.value.unsafelyUnwrapped
+        )
+    }
+}
+
+/// Waits for every promise to resolve, either way; never rejects.
+///
+/// ```swift
+/// when(resolved: uploads).done { results in
+///     let failures = results.filter { !$0.isFulfilled }
+/// }
+/// ```
+public func when<T>(resolved promises: [Promise<T>]) -> Guarantee<[Result<T>]> {
+    joinResolved(promises)
+}
+
+/// Waits for every promise to resolve, either way; never rejects.
+public func when<T>(resolved promises: Promise<T>...) -> Guarantee<[Result<T>]> {
+    joinResolved(promises)
+}
+
+// MARK: - Guarantees
+
+/// Waits for every guarantee.
+///
+/// ```swift
+/// when(after(seconds: 1), after(seconds: 2)).done { print("both fired") }
+/// ```
+public func when(_ guarantees: Guarantee<Void>...) -> Guarantee<Void> {
+    when(guarantees: guarantees)
+}
+
+/// Waits for every guarantee.
+public func when(guarantees: [Guarantee<Void>]) -> Guarantee<Void> {
+    Guarantee(joining: joinFulfilled(guarantees)).asVoid()
+}
+
+/// Waits for every guarantee; resolves with their values in input order.
+public func when<T>(_ guarantees: Guarantee<T>...) -> Guarantee<[T]> {
+    when(guarantees: guarantees)
+}
+
+/// Waits for every guarantee; resolves with their values in input order.
+///
+/// ```swift
+/// when(guarantees: [Guarantee.value(1), Guarantee.value(2)]).done { print($0) }   // [1, 2]
+/// ```
+public func when<T>(guarantees: [Guarantee<T>]) -> Guarantee<[T]> {
+    Guarantee(joining: joinFulfilled(guarantees))
+}
+
+/// Waits for two guarantees of different types.
+public func when<U, V>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>) -> Guarantee<(U, V)> {
+    Guarantee(joining: when(fulfilled: gu, gv))
+}
+
+/// Waits for three guarantees of different types.
+public func when<U, V, W>(
+    guarantees gu: Guarantee<U>,
+    _ gv: Guarantee<V>,
+    _ gw: Guarantee<W>
+) -> Guarantee<(U, V, W)> {
+    Guarantee(joining: when(fulfilled: gu, gv, gw))
+}
+
+/// Waits for four guarantees of different types.
+public func when<U, V, W, X>(
+    guarantees gu: Guarantee<U>,
+    _ gv: Guarantee<V>,
+    _ gw: Guarantee<W>,
+    _ gx: Guarantee<X>
+) -> Guarantee<(U, V, W, X)> {
+    Guarantee(joining: when(fulfilled: gu, gv, gw, gx))
+}
+
+/// Waits for five guarantees of different types.
+public func when<U, V, W, X, Y>(
+    guarantees gu: Guarantee<U>,
+    _ gv: Guarantee<V>,
+    _ gw: Guarantee<W>,
+    _ gx: Guarantee<X>,
+    _ gy: Guarantee<Y>
+) -> Guarantee<(U, V, W, X, Y)> {
+    Guarantee(joining: when(fulfilled: gu, gv, gw, gx, gy))
+}
+
+extension Thenable {
+    /// The value as `Any`, for `when(fulfilled: [any Thenable])`.
+    fileprivate var anyValue: Any? {
+        value
+    }
+}

@@ -1,0 +1,183 @@
+public import Dispatch
+
+/// A value that will be known later and cannot fail.
+///
+/// Use a guarantee where an error is impossible (a timer, a cached value); its chain methods take
+/// non-throwing closures and need no `catch`.
+///
+/// ```swift
+/// after(seconds: 1).done { print("a second later") }
+/// ```
+public final class Guarantee<T>: Thenable {
+    let box: Box<T>
+
+    init(box: Box<T>) {
+        self.box = box
+    }
+
+    /// Makes a guarantee that `body` resolves by calling the closure it is given.
+    ///
+    /// ```swift
+    /// let tapped = Guarantee<Void> { resolve in button.onTap = { resolve(()) } }
+    /// ```
+    ///
+    /// > Note: if the guarantee is deallocated before the closure is called, ``LogEvent/pendingGuaranteeDeallocated``
+    /// > is logged.
+    public init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
+        box = .pending(abandonmentEvent: .pendingGuaranteeDeallocated)
+        body(Guarantee.resolveClosure(box))
+    }
+
+    /// Makes a resolved guarantee.
+    public static func value(_ value: T) -> Guarantee<T> {
+        Guarantee(box: .resolved(.fulfilled(value)))
+    }
+
+    /// Makes a pending guarantee and the closure that resolves it.
+    ///
+    /// ```swift
+    /// let (guarantee, resolve) = Guarantee<Int>.pending()
+    /// resolve(42)
+    /// ```
+    public static func pending() -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
+        let box = Box<T>.pending(abandonmentEvent: .pendingGuaranteeDeallocated)
+        return (Guarantee(box: box), resolveClosure(box))
+    }
+
+    private static func resolveClosure(_ box: Box<T>) -> @Sendable (T) -> Void {
+        let box = UncheckedSendable(box)
+        return { value in box.value.resolve(.fulfilled(value)) }
+    }
+
+    /// Calls `to` with the result once it is known (at once if it is known already).
+    public func pipe(to: @escaping (Result<T>) -> Void) {
+        box.append(to)
+    }
+
+    /// The result, or `nil` while pending.
+    public var result: Result<T>? {
+        box.result
+    }
+
+    /// Blocks the calling thread until the guarantee resolves.
+    ///
+    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread``. Prefer `await guarantee.async()`.
+    public func wait() -> T {
+        guard case .fulfilled(let value) = waitForResult() else {
+            preconditionFailure("Internal inconsistency: a guarantee rejected")
+        }
+        return value
+    }
+}
+
+extension Guarantee where T == Void {
+    /// Makes a guarantee resolved with `()`.
+    public convenience init() {
+        self.init(box: .resolved(.fulfilled(())))
+    }
+
+    /// A guarantee resolved with `()`.
+    public static var value: Guarantee<Void> {
+        Guarantee(box: .resolved(.fulfilled(())))
+    }
+}
+
+// MARK: - Chaining without errors
+
+extension Guarantee {
+    /// Consumes the value.
+    ///
+    /// ```swift
+    /// after(seconds: 1).done { hideToast() }
+    /// ```
+    @discardableResult
+    public func done(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) -> Void
+    ) -> Guarantee<Void> {
+        onValue(on: on, flags: flags) { value, box in
+            body(value)
+            box.resolveChained(.fulfilled(()))
+        }
+    }
+
+    /// Looks at the value and passes it on.
+    public func get(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) -> Void
+    ) -> Guarantee<T> {
+        onValue(on: on, flags: flags) { value, box in
+            body(value)
+            box.resolveChained(.fulfilled(value))
+        }
+    }
+
+    /// Transforms the value.
+    ///
+    /// ```swift
+    /// Guarantee.value(2).map { $0 * 21 }   // Guarantee<Int>
+    /// ```
+    public func map<U>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) -> U
+    ) -> Guarantee<U> {
+        onValue(on: on, flags: flags) { value, box in
+            box.resolveChained(.fulfilled(body(value)))
+        }
+    }
+
+    /// Runs `body` with the value and follows the guarantee it returns.
+    ///
+    /// ```swift
+    /// after(seconds: 1).then { after(seconds: 1) }
+    /// ```
+    @discardableResult
+    public func then<U>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) -> Guarantee<U>
+    ) -> Guarantee<U> {
+        onValue(on: on, flags: flags) { value, box in
+            body(value).pipe(to: box.resolveChained)
+        }
+    }
+
+    /// Discards the value.
+    public func asVoid() -> Guarantee<Void> {
+        map(on: nil) { _ in }
+    }
+
+    /// Runs `body` on `on` with the value; `body` resolves the box.
+    func onValue<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
+        _ body: @escaping (T, Box<U>) -> Void
+    ) -> Guarantee<U> {
+        let box = Box<U>.pending()
+        pipe { result in
+            guard case .fulfilled(let value) = result else {
+                preconditionFailure("Internal inconsistency: a guarantee rejected")
+            }
+            dispatch(on: on, flags: flags) {
+                body(value, box)
+            }
+        }
+        return Guarantee<U>(box: box)
+    }
+}
+
+extension Guarantee {
+    /// Makes a guarantee from a `Swift.Result` that cannot fail.
+    public convenience init(_ result: Swift.Result<T, Never>) {
+        switch result {
+        case .success(let value): self.init(box: .resolved(.fulfilled(value)))
+        }
+    }
+}
+
+// Safe to share between threads: all mutable state is in `box`, behind its lock, and the value crosses
+// threads only when `T` is `Sendable`.
+extension Guarantee: @unchecked Sendable where T: Sendable {}

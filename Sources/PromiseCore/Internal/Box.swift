@@ -1,0 +1,109 @@
+import Dispatch
+
+/// The state of one promise: its result once resolved, its handlers while pending.
+struct BoxState<T> {
+    var result: Result<T>?
+    var handlers = HandlerList<T>()
+    /// What to log if the box is deallocated while still pending (a guarantee whose resolve closure
+    /// was dropped). `nil` for boxes that are resolved by the library itself.
+    var abandonmentEvent: LogEvent?
+}
+
+/// The storage shared by `Promise`, `Guarantee` and their resolvers: one lock and one `BoxState`, in one
+/// allocation.
+///
+/// Rules (every method below follows them):
+/// - The state changes from pending to resolved exactly once, under the lock; the first resolution wins.
+/// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
+///   handler list it sealed and drains it without the lock (no other thread touches `handlers` after
+///   `result` is set: late handlers see the result and run at once).
+final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
+    static func make(_ state: BoxState<T>) -> Box<T> {
+        let buffer = Box<T>.create(minimumCapacity: 1) { _ in state }
+        buffer.withUnsafeMutablePointerToElements { LockOperations.initialize($0) }
+        return unsafeDowncast(buffer, to: Box<T>.self)
+    }
+
+    static func pending(abandonmentEvent: LogEvent? = nil) -> Box<T> {
+        make(BoxState(result: nil, abandonmentEvent: abandonmentEvent))
+    }
+
+    static func resolved(_ result: Result<T>) -> Box<T> {
+        make(BoxState(result: result))
+    }
+
+    deinit {
+        // The last reference is gone, so nothing else can touch the state.
+        let event = withUnsafeMutablePointerToHeader { state in
+            state.pointee.result == nil ? state.pointee.abandonmentEvent : nil
+        }
+        if let event {
+            conf.logHandler(event)
+        }
+    }
+
+    /// The result, or `nil` while pending.
+    var result: Result<T>? {
+        withLock { $0.result }
+    }
+
+    /// Calls `handler` with the result: later if pending, now (on this thread) if already resolved.
+    func append(_ handler: @escaping Handler<T>) {
+        let result: Result<T>? = withLock { state in
+            if let result = state.result {
+                return result
+            }
+            state.handlers.append(handler)
+            return nil
+        }
+        if let result {
+            handler(result)
+        }
+    }
+
+    /// Resolves the box from user code; handlers run before this returns. Later calls are ignored.
+    func resolve(_ result: Result<T>) {
+        seal(result, isChained: false)
+    }
+
+    /// Resolves the box from inside a library handler; the handlers run on the thread's trampoline.
+    func resolveChained(_ result: Result<T>) {
+        seal(result, isChained: true)
+    }
+
+    private func seal(_ result: Result<T>, isChained: Bool) {
+        let hasHandlers: Bool = withLock { state in
+            guard state.result == nil else { return false }
+            state.result = result
+            return !state.handlers.isEmpty
+        }
+        if hasHandlers {
+            Trampoline.current.run(self, isChained: isChained)
+        }
+    }
+
+    func drain() {
+        // Single owner: only the thread whose `seal` set the result gets here, once (see the type's rules).
+        let (handlers, result) = withUnsafeMutablePointerToHeader { state in
+            let handlers = state.pointee.handlers
+            state.pointee.handlers = HandlerList()
+            return (handlers, state.pointee.result.unsafelyUnwrapped)
+        }
+        handlers.run(with: result)
+    }
+}
+
+/// Runs `body` on `queue`, or inline when `queue` is `nil` (PromiseKit's `on: nil`).
+@inline(__always)
+func dispatch(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
+    guard let queue else {
+        body()
+        return
+    }
+    let work = UncheckedSendable(body)
+    if let flags {
+        queue.async(flags: flags) { work.value() }
+    } else {
+        queue.async { work.value() }
+    }
+}

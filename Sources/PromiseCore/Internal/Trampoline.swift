@@ -1,0 +1,83 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
+/// Something whose handlers are ready to run: a promise box that has just been resolved.
+protocol Drainable: AnyObject {
+    /// Runs the handlers taken when the box was resolved. Called once, by the resolving thread.
+    func drain()
+}
+
+/// Runs promise handlers in a loop instead of by recursion.
+///
+/// When a handler resolves the next promise of a chain, that promise is pushed here and drained after
+/// the current handler returns, so a chain of a million `on: nil` links uses constant stack depth (SwiftNIO
+/// does the same with `CallbackList._run()`). A promise resolved by user code (a `Resolver`, a
+/// `Guarantee`'s resolve closure) drains at once, so `on: nil` handlers still run synchronously — just
+/// not recursively.
+///
+/// There is one trampoline per thread; it is only ever touched by its own thread.
+final class Trampoline {
+    private var stack: [any Drainable] = []
+    private var isDraining = false
+
+    private init() {}
+
+    /// The calling thread's trampoline.
+    static var current: Trampoline {
+        if let pointer = pthread_getspecific(trampolineKey) {
+            return Unmanaged<Trampoline>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let trampoline = Trampoline()
+        pthread_setspecific(trampolineKey, Unmanaged.passRetained(trampoline).toOpaque())
+        return trampoline
+    }
+
+    /// Drains `box` and everything it resolves.
+    ///
+    /// - Parameter isChained: `true` when `box` was resolved by a library handler; if the thread is
+    ///   already draining, the box is queued and this call returns at once.
+    func run(_ box: any Drainable, isChained: Bool) {
+        if isChained && isDraining {
+            stack.append(box)
+            return
+        }
+        let base = stack.count
+        let wasDraining = isDraining
+        isDraining = true
+        var next: (any Drainable)? = box
+        while let item = next {
+            let mark = stack.count
+            item.drain()
+            // Boxes resolved by one drain were pushed in handler order; reverse them so that popping
+            // visits them in that order (depth first, like PromiseKit's recursion, without the stack).
+            if stack.count - mark > 1 {
+                stack[mark...].reverse()
+            }
+            next = stack.count > base ? stack.removeLast() : nil
+        }
+        isDraining = wasDraining
+    }
+}
+
+private let trampolineKey: pthread_key_t = {
+    var key = pthread_key_t()
+    #if canImport(Darwin)
+    let status = pthread_key_create(&key) { pointer in
+        Unmanaged<Trampoline>.fromOpaque(pointer).release()
+    }
+    #else
+    let status = pthread_key_create(&key) { pointer in
+        guard let pointer else { return }
+        Unmanaged<Trampoline>.fromOpaque(pointer).release()
+    }
+    #endif
+    precondition(status == 0, "Internal inconsistency: pthread_key_create failed (\(status))")
+    return key
+}()

@@ -1,0 +1,150 @@
+/// A value that will be known later, or an error.
+///
+/// A promise is eager and one-shot: its body runs once, when the promise is made, and every observer sees
+/// the same result. Chain with `then`, `map`, `done`; handle errors with `catch` and `recover`.
+///
+/// ```swift
+/// func fetchUser() -> Promise<User> {
+///     Promise { seal in
+///         api.get("/user") { user, error in seal.resolve(user, error) }
+///     }
+/// }
+/// ```
+///
+/// > Note: a promise may be shared between threads (when `T` is `Sendable`): resolving, chaining and
+/// > inspecting are thread-safe, and the first resolution wins.
+public final class Promise<T>: Thenable, CatchMixin {
+    let box: Box<T>
+
+    init(box: Box<T>) {
+        self.box = box
+    }
+
+    /// Makes a promise that `body` resolves through a ``Resolver``; if `body` throws, the promise rejects.
+    ///
+    /// ```swift
+    /// let promise = Promise<Data> { seal in
+    ///     load { data, error in seal.resolve(data, error) }
+    /// }
+    /// ```
+    public init(resolver body: (Resolver<T>) throws -> Void) {
+        box = .pending()
+        let resolver = Resolver(box)
+        do {
+            try body(resolver)
+        } catch {
+            resolver.reject(error)
+        }
+    }
+
+    /// Makes a promise that follows another thenable (a guarantee, say).
+    ///
+    /// ```swift
+    /// let promise = Promise(after(seconds: 1))   // Promise<Void>
+    /// ```
+    public init<U: Thenable>(_ bridge: U) where U.T == T {
+        box = .pending()
+        bridge.pipe(to: box.resolve)
+    }
+
+    /// Makes a rejected promise.
+    ///
+    /// ```swift
+    /// guard let url else { return Promise(error: URLError(.badURL)) }
+    /// ```
+    public init(error: Error) {
+        box = .resolved(.rejected(error))
+    }
+
+    /// Makes a fulfilled promise.
+    ///
+    /// ```swift
+    /// if let cached { return .value(cached) }
+    /// ```
+    public static func value(_ value: T) -> Promise<T> {
+        Promise(box: .resolved(.fulfilled(value)))
+    }
+
+    /// Makes a pending promise and the resolver that settles it.
+    ///
+    /// ```swift
+    /// let (promise, resolver) = Promise<Int>.pending()
+    /// resolver.fulfill(42)
+    /// ```
+    public static func pending() -> (promise: Promise<T>, resolver: Resolver<T>) {
+        let box = Box<T>.pending()
+        return (Promise(box: box), Resolver(box))
+    }
+
+    /// Calls `to` with the result, once it is known (at once if it is known already), on the resolving
+    /// thread.
+    public func pipe(to: @escaping (Result<T>) -> Void) {
+        box.append(to)
+    }
+
+    /// The result, or `nil` while pending.
+    public var result: Result<T>? {
+        box.result
+    }
+
+    /// Blocks the calling thread until the promise resolves, then returns its value or throws its error.
+    ///
+    /// ```swift
+    /// let user = try fetchUser().wait()   // in a command-line tool
+    /// ```
+    ///
+    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread`` and deadlocks if the promise
+    /// > needs the main queue to resolve. Prefer `await promise.async()`.
+    public func wait() throws -> T {
+        switch waitForResult() {
+        case .fulfilled(let value): return value
+        case .rejected(let error): throw error
+        }
+    }
+}
+
+extension Promise where T == Void {
+    /// Makes a promise fulfilled with `()`.
+    public convenience init() {
+        self.init(box: .resolved(.fulfilled(())))
+    }
+
+    /// A promise fulfilled with `()`.
+    public static var value: Promise<Void> {
+        Promise(box: .resolved(.fulfilled(())))
+    }
+}
+
+extension Promise {
+    /// Makes a promise from a standard-library `Result`.
+    ///
+    /// ```swift
+    /// func parse(_ data: Data) -> Swift.Result<User, Error> { … }
+    /// fetchData().then { Promise(parse($0)) }
+    /// ```
+    public convenience init<E: Error>(_ result: Swift.Result<T, E>) {
+        self.init(box: .resolved(Result(result)))
+    }
+}
+
+extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        switch result {
+        case nil: return "Promise(pending)"
+        case .fulfilled(let value)?: return "Promise(\(value))"
+        case .rejected(let error)?: return "Promise(\(error))"
+        }
+    }
+
+    public var debugDescription: String {
+        switch result {
+        case nil: return "Promise<\(T.self)>.pending"
+        case .fulfilled(let value)?: return "Promise<\(T.self)>.fulfilled(\(value))"
+        case .rejected(let error)?: return "Promise<\(T.self)>.rejected(\(error))"
+        }
+    }
+}
+
+// Safe to share between threads: all mutable state is in `box`, behind its lock, and the value crosses
+// threads only when `T` is `Sendable`.
+extension Promise: @unchecked Sendable where T: Sendable {}

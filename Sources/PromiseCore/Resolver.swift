@@ -1,0 +1,96 @@
+/// Settles a pending ``Promise``: fulfills it with a value or rejects it with an error. The first call wins;
+/// later calls are ignored.
+///
+/// ```swift
+/// Promise<Data> { seal in
+///     URLSession.shared.dataTask(with: url) { data, _, error in
+///         seal.resolve(data, error)
+///     }.resume()
+/// }
+/// ```
+///
+/// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
+/// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
+public final class Resolver<T> {
+    let box: Box<T>
+
+    init(_ box: Box<T>) {
+        self.box = box
+    }
+
+    deinit {
+        if box.result == nil {
+            conf.logHandler(.pendingPromiseDeallocated)
+        }
+    }
+
+    /// Fulfills the promise with `value`.
+    public func fulfill(_ value: T) {
+        box.resolve(.fulfilled(value))
+    }
+
+    /// Rejects the promise with `error`.
+    public func reject(_ error: Error) {
+        box.resolve(.rejected(error))
+    }
+
+    /// Resolves the promise with a PromiseKit result.
+    public func resolve(_ result: Result<T>) {
+        box.resolve(result)
+    }
+
+    /// Resolves the promise with a standard-library result.
+    ///
+    /// ```swift
+    /// Promise<Int> { seal in seal.resolve(Swift.Result { try compute() }) }
+    /// ```
+    public func resolve<E: Error>(_ result: Swift.Result<T, E>) {
+        box.resolve(Result(result))
+    }
+
+    /// Resolves the promise from a Cocoa-style completion: the error if there is one, else the value;
+    /// rejects with ``PMKError/invalidCallingConvention`` if both are `nil`.
+    public func resolve(_ obj: T?, _ error: Error?) {
+        if let error {
+            reject(error)
+        } else if let obj {
+            fulfill(obj)
+        } else {
+            reject(PMKError.invalidCallingConvention)
+        }
+    }
+
+    /// Resolves the promise from a completion whose value is always present: the error wins if there is one.
+    public func resolve(_ obj: T, _ error: Error?) {
+        if let error {
+            reject(error)
+        } else {
+            fulfill(obj)
+        }
+    }
+
+    /// Resolves the promise from a completion that passes the error first.
+    public func resolve(_ error: Error?, _ obj: T?) {
+        resolve(obj, error)
+    }
+}
+
+extension Resolver where T == Void {
+    /// Fulfills a `Promise<Void>`.
+    public func fulfill_() {
+        fulfill(())
+    }
+
+    /// Rejects with `error` if there is one, else fulfills.
+    public func resolve(_ error: Error?) {
+        if let error {
+            reject(error)
+        } else {
+            fulfill(())
+        }
+    }
+}
+
+// Safe to share between threads: resolving goes through the box's lock; values cross threads only when `T`
+// is `Sendable`.
+extension Resolver: @unchecked Sendable where T: Sendable {}

@@ -1,0 +1,269 @@
+public import Dispatch
+import Foundation
+
+/// Something that eventually produces a value or an error, and can be chained.
+///
+/// `Promise`, `Guarantee` and Cancellable's `CancellablePromise` conform. Conforming types provide two
+/// things — ``pipe(to:)`` and ``result`` — and get every chain method from this protocol's extension.
+///
+/// ```swift
+/// fetchUser()
+///     .map { $0.name }
+///     .done { name in label.text = name }
+///     .catch { error in show(error) }
+/// ```
+///
+/// > Note: handlers run on the queue given by `on:` — by default ``conf``'s `Q.map` for transforming steps
+/// > and `Q.return` for terminal ones, both the main queue — and `on: nil` runs them inline, on the thread
+/// > that resolved the promise. A handler is a plain closure: written on the main actor, it may use the
+/// > main actor's state when it runs on the main queue.
+public protocol Thenable: AnyObject {
+    /// The type of the value this thenable produces.
+    associatedtype T
+
+    /// Calls `to` with the result once it is known — at once if it is known already.
+    func pipe(to: @escaping (Result<T>) -> Void)
+
+    /// The result, or `nil` while pending.
+    var result: Result<T>? { get }
+}
+
+// MARK: - Chaining
+
+extension Thenable {
+    /// Runs `body` with the value and follows the promise it returns.
+    ///
+    /// ```swift
+    /// login().then { credentials in fetchAvatar(credentials) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - on: the queue `body` runs on; `nil` runs it inline.
+    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - body: returns the next step. Throwing rejects the chain; returning the promise `then` itself
+    ///     returned rejects it with ``PMKError/returnedSelf``.
+    /// - Returns: a promise that resolves like the one `body` returns.
+    public func then<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) throws -> U
+    ) -> Promise<U.T> {
+        let promise = Promise<U.T>(box: .pending())
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                dispatch(on: on, flags: flags) {
+                    do {
+                        let next = try body(value)
+                        guard next !== promise else { throw PMKError.returnedSelf }
+                        next.pipe(to: promise.box.resolveChained)
+                    } catch {
+                        promise.box.resolveChained(.rejected(error))
+                    }
+                }
+            case .rejected(let error):
+                promise.box.resolveChained(.rejected(error))
+            }
+        }
+        return promise
+    }
+
+    /// Transforms the value.
+    ///
+    /// ```swift
+    /// fetchData().map { try JSONDecoder().decode(User.self, from: $0) }
+    /// ```
+    ///
+    /// - Returns: a promise for the transformed value, rejected if `transform` throws.
+    public func map<U>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T) throws -> U
+    ) -> Promise<U> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            box.resolveChained(.fulfilled(try transform(value)))
+        }
+    }
+
+    /// Transforms the value, rejecting with ``PMKError/compactMap(_:_:)`` when the transform returns `nil`.
+    ///
+    /// ```swift
+    /// fetchData().compactMap { String(data: $0, encoding: .utf8) }
+    /// ```
+    public func compactMap<U>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T) throws -> U?
+    ) -> Promise<U> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            guard let transformed = try transform(value) else {
+                throw PMKError.compactMap(value, U.self)
+            }
+            box.resolveChained(.fulfilled(transformed))
+        }
+    }
+
+    /// Consumes the value at the end of a chain; follow it with `catch`.
+    ///
+    /// ```swift
+    /// fetchUser().done { user in show(user) }.catch { show($0) }
+    /// ```
+    public func done(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) throws -> Void
+    ) -> Promise<Void> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            try body(value)
+            box.resolveChained(.fulfilled(()))
+        }
+    }
+
+    /// Looks at the value and passes it on unchanged; throwing rejects the chain.
+    ///
+    /// ```swift
+    /// fetchUser().get { cache.store($0) }.done { show($0) }
+    /// ```
+    public func get(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (T) throws -> Void
+    ) -> Promise<T> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            try body(value)
+            box.resolveChained(.fulfilled(value))
+        }
+    }
+
+    /// Looks at the result, value or error, and passes it on unchanged.
+    ///
+    /// ```swift
+    /// fetchUser().tap { print("fetch finished: \($0)") }.done { show($0) }
+    /// ```
+    public func tap(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (Result<T>) -> Void
+    ) -> Promise<T> {
+        let box = Box<T>.pending()
+        pipe { result in
+            dispatch(on: on, flags: flags) {
+                body(result)
+                box.resolveChained(result)
+            }
+        }
+        return Promise(box: box)
+    }
+
+    /// Discards the value.
+    ///
+    /// ```swift
+    /// let saved: Promise<Void> = save(document).asVoid()
+    /// ```
+    public func asVoid() -> Promise<Void> {
+        map(on: nil) { _ in }
+    }
+
+    /// Runs `body` on `on` when the value arrives; a rejection goes straight to the returned promise,
+    /// without a queue hop (as in PromiseKit). `body` resolves the box or throws.
+    func onFulfilled<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
+        _ body: @escaping (T, Box<U>) throws -> Void
+    ) -> Promise<U> {
+        let box = Box<U>.pending()
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                dispatch(on: on, flags: flags) {
+                    do {
+                        try body(value, box)
+                    } catch {
+                        box.resolveChained(.rejected(error))
+                    }
+                }
+            case .rejected(let error):
+                box.resolveChained(.rejected(error))
+            }
+        }
+        return Promise(box: box)
+    }
+}
+
+// MARK: - Inspecting
+
+extension Thenable {
+    /// The error, if rejected.
+    public var error: Error? {
+        if case .rejected(let error) = result { return error }
+        return nil
+    }
+
+    /// The value, if fulfilled.
+    public var value: T? {
+        if case .fulfilled(let value) = result { return value }
+        return nil
+    }
+
+    /// Whether the result is not yet known.
+    public var isPending: Bool { result == nil }
+
+    /// Whether the result is known.
+    public var isResolved: Bool { !isPending }
+
+    /// Whether it fulfilled.
+    public var isFulfilled: Bool { value != nil }
+
+    /// Whether it rejected.
+    public var isRejected: Bool { error != nil }
+}
+
+// MARK: - Swift.Result
+
+extension Thenable {
+    /// Settles into a guarantee of a standard-library `Result`, so that failure becomes a value.
+    ///
+    /// ```swift
+    /// let outcome: Swift.Result<User, Error> = await fetchUser().asResult().async()
+    /// ```
+    public func asResult() -> Guarantee<Swift.Result<T, Error>> {
+        let box = Box<Swift.Result<T, Error>>.pending()
+        pipe { result in
+            box.resolveChained(.fulfilled(Swift.Result(result)))
+        }
+        return Guarantee(box: box)
+    }
+}
+
+// MARK: - Waiting
+
+extension Thenable {
+    /// Blocks the calling thread until the result is known.
+    func waitForResult() -> Result<T> {
+        if isOnMainThreadOrQueue {
+            conf.logHandler(.waitOnMainThread)
+        }
+        if let result {
+            return result
+        }
+        let semaphore = DispatchSemaphore(value: 0)
+        let outcome = Locked<UncheckedSendable<Result<T>>?>(nil)
+        pipe { result in
+            outcome.withLock { $0 = UncheckedSendable(result) }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return outcome.withLock { $0.unsafelyUnwrapped.value }
+    }
+}
+
+/// Whether the caller runs on the main thread or on the main queue. On Linux, once `dispatch_main()` has
+/// parked the main thread, the main queue is served by a worker thread, and blocking it deadlocks just the
+/// same.
+var isOnMainThreadOrQueue: Bool {
+    _ = markMainQueue
+    return Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
+
+private let mainQueueKey = DispatchSpecificKey<Bool>()
+private let markMainQueue: Void = DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)

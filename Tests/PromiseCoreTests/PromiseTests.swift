@@ -1,0 +1,83 @@
+import Dispatch
+import PromiseCore
+import Testing
+
+@Suite struct PromiseTests {
+    @Test func resolverBodyRunsAtOnceAndFulfills() {
+        var ran = false
+        let promise = Promise<Int> { seal in
+            ran = true
+            seal.fulfill(1)
+        }
+        #expect(ran)
+        #expect(promise.value == 1)
+    }
+
+    @Test func throwingResolverBodyRejects() {
+        let error = TestError()
+        let promise = Promise<Int> { _ in throw error }
+        #expect(promise.error as? TestError == error)
+    }
+
+    @Test func errorThrownAfterFulfilmentIsIgnored() {
+        let promise = Promise<Int> { seal in
+            seal.fulfill(1)
+            throw TestError()
+        }
+        #expect(promise.value == 1)
+    }
+
+    @Test func pendingReturnsAPromiseAndItsResolver() {
+        let (promise, resolver) = Promise<String>.pending()
+        #expect(promise.isPending)
+        resolver.fulfill("done")
+        #expect(promise.value == "done")
+        #expect(promise.isResolved && promise.isFulfilled && !promise.isRejected)
+    }
+
+    @Test func valueAndErrorFactoriesAreResolved() {
+        #expect(Promise.value(3).value == 3)
+        let error = TestError()
+        let rejected = Promise<Int>(error: error)
+        #expect(rejected.isRejected)
+        #expect(rejected.error as? TestError == error)
+        #expect(Promise<Void>.value.isFulfilled)
+        #expect(Promise<Void>().isFulfilled)
+    }
+
+    @Test func bridgingFollowsAnotherThenable() {
+        let (guarantee, resolve) = Guarantee<Int>.pending()
+        let promise = Promise(guarantee)
+        #expect(promise.isPending)
+        resolve(7)
+        #expect(promise.value == 7)
+    }
+
+    @Test func swiftResultMakesAResolvedPromise() {
+        #expect(Promise(Swift.Result<Int, TestError>.success(4)).value == 4)
+        let error = TestError()
+        #expect(Promise(Swift.Result<Int, TestError>.failure(error)).error as? TestError == error)
+    }
+
+    @Test func waitReturnsTheValueOrThrows() throws {
+        let (promise, resolver) = Promise<Int>.pending()
+        DispatchQueue.global().async { resolver.fulfill(9) }
+        #expect(try promise.wait() == 9)
+        let error = TestError()
+        #expect(throws: error) { try Promise<Int>(error: error).wait() }
+    }
+
+    @Test func descriptionsNameTheState() {
+        #expect(Promise.value(1).description == "Promise(1)")
+        #expect(Promise<Int>.pending().promise.description == "Promise(pending)")
+        #expect(Promise.value(1).debugDescription == "Promise<Int>.fulfilled(1)")
+    }
+
+    @Test func firstResolutionWins() {
+        let (promise, resolver) = Promise<Int>.pending()
+        resolver.fulfill(1)
+        resolver.fulfill(2)
+        resolver.reject(TestError())
+        #expect(promise.value == 1)
+    }
+}

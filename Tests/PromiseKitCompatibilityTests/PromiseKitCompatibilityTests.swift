@@ -1,0 +1,59 @@
+import Dispatch
+import PromiseCore
+import XCTest
+
+/// Runs the PromiseKit-era client code with XCTest, the framework those code bases used, to check that it
+/// behaves as it did, not only that it compiles. XCTest runs on the main thread and the handlers default to
+/// the main queue, so the tests wait with expectations (which serve the main run loop), as PromiseKit's own
+/// tests did.
+final class PromiseKitCompatibilityTests: XCTestCase {
+    func testPipelineRunsAsBefore() {
+        let service = LegacyService()
+        let finished = expectation(description: "pipeline")
+        service.pipeline().done { text in
+            XCTAssertEqual(text, "\u{1}\u{2}\u{3}")
+            XCTAssertEqual(service.log.last, "ensure")
+            XCTAssertEqual(service.cache["key"] as? String, "user")
+            finished.fulfill()
+        }.catch { XCTFail("\($0)") }
+        wait(for: [finished], timeout: 10)
+    }
+
+    func testCombinatorsSequencesAndHelpers() {
+        let service = LegacyService()
+        let finished = expectation(description: "combinators")
+        service.combinators().then {
+            service.sequences()
+        }.then { sorted -> Promise<Int> in
+            XCTAssertEqual(sorted, [4, 6])
+            return service.dispatchHelpers()
+        }.then { value -> Guarantee<Void> in
+            XCTAssertEqual(value, 2)
+            return service.guarantees()
+        }.done {
+            XCTAssertEqual(service.log, ["2", "42"])
+            finished.fulfill()
+        }.catch { XCTFail("\($0)") }
+        wait(for: [finished], timeout: 10)
+    }
+
+    func testErrorHandlingRunsCatchThenFinally() {
+        let service = LegacyService()
+        let finished = expectation(description: "finally")
+        service.errorHandling {
+            XCTAssertEqual(service.log, ["caught", "finally"])
+            finished.fulfill()
+        }
+        wait(for: [finished], timeout: 10)
+    }
+
+    func testBlockingHelpersOffTheMainThread() {
+        let service = LegacyService()
+        let finished = expectation(description: "blocking")
+        DispatchQueue.global().async {
+            XCTAssertEqual(try? service.blocking(), 3)
+            finished.fulfill()
+        }
+        wait(for: [finished], timeout: 10)
+    }
+}
