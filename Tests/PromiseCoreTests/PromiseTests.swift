@@ -80,4 +80,19 @@ import Testing
         resolver.reject(TestError())
         #expect(promise.value == 1)
     }
+
+    @Test func bodyRunsOnceAndEveryObserverSeesTheSameResult() {
+        var runs = 0
+        let promise = Promise<Tracked> { seal in
+            runs += 1
+            seal.fulfill(Tracked())
+        }
+        var seen: [Tracked] = []
+        for _ in 0..<3 {
+            _ = promise.done(on: nil) { seen.append($0) }
+        }
+        #expect(runs == 1)
+        #expect(seen.count == 3)
+        #expect(seen.allSatisfy { $0 === promise.value })
+    }
 }

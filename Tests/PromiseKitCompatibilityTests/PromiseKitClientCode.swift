@@ -134,6 +134,14 @@ final class LegacyService {
         return try promise.wait() + guarantee.wait() + hang(Promise.value(0))
     }
 
+    func legacyCompletion(_ completion: @escaping (Int) -> Void) {
+        DispatchQueue.main.async { completion(5) }
+    }
+
+    func guaranteeFromAFunction() -> Guarantee<Int> {
+        Guarantee(resolver: legacyCompletion)
+    }
+
     func swiftConcurrency() async throws -> Int {
         let value = try await fetchCount().async()
         let other = await Guarantee.value(1).async()

@@ -56,4 +56,12 @@ final class PromiseKitCompatibilityTests: XCTestCase {
         }
         wait(for: [finished], timeout: 10)
     }
+
+    /// XCTest runs on the main thread. Both values need the main queue to resolve (default queues, and a
+    /// main-queue completion), so `hang` deadlocks unless it really serves the main run loop.
+    func testHangServesTheMainRunLoop() throws {
+        let service = LegacyService()
+        XCTAssertEqual(try hang(Promise.value(1).map { $0 + 1 }), 2)
+        XCTAssertEqual(try hang(Promise(service.guaranteeFromAFunction())), 5)
+    }
 }
