@@ -15,12 +15,28 @@ let package = Package(
     targets: [
         .target(name: "PromiseCore", swiftSettings: swiftSettings),
         .target(name: "Cancellable", dependencies: ["PromiseCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "PromiseCoreTests", dependencies: ["PromiseCore"], swiftSettings: swiftSettings),
-        // PromiseKit-era client code, compiled in Swift 5 language mode: proves that changing
-        // `import PromiseKit` to `import PromiseCore` is the whole migration.
+        // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler.
+        .target(
+            name: "TestSupport",
+            dependencies: ["PromiseCore"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PromiseCoreTests",
+            dependencies: ["PromiseCore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CancellableTests",
+            dependencies: ["Cancellable", "PromiseCore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // PromiseKit- and CancellablePromiseKit-era client code, compiled in Swift 5 language mode: proves
+        // that changing the imports is the whole migration.
         .testTarget(
             name: "PromiseKitCompatibilityTests",
-            dependencies: ["PromiseCore"],
+            dependencies: ["PromiseCore", "Cancellable"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ],

@@ -249,7 +249,8 @@ extension CatchMixin where T == Void {
 }
 
 extension CatchPolicy {
-    func handles(_ error: Error) -> Bool {
+    /// Whether a handler with this policy sees `error`.
+    package func handles(_ error: Error) -> Bool {
         self == .allErrors || !error.isCancelled
     }
 }

@@ -9,9 +9,9 @@ public import Dispatch
 /// after(seconds: 1).done { print("a second later") }
 /// ```
 public final class Guarantee<T>: Thenable {
-    let box: Box<T>
+    package let box: Box<T>
 
-    init(box: Box<T>) {
+    package init(box: Box<T>) {
         self.box = box
     }
 

@@ -14,9 +14,9 @@
 /// > Note: a promise may be shared between threads (when `T` is `Sendable`): resolving, chaining and
 /// > inspecting are thread-safe, and the first resolution wins.
 public final class Promise<T>: Thenable, CatchMixin {
-    let box: Box<T>
+    package let box: Box<T>
 
-    init(box: Box<T>) {
+    package init(box: Box<T>) {
         self.box = box
     }
 

@@ -12,31 +12,47 @@
 /// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
 /// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
 public final class Resolver<T> {
-    let box: Box<T>
+    private enum Target {
+        /// A plain promise: resolve its box.
+        case box(Box<T>)
+        /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
+        case gate((Result<T>) -> Void)
+    }
+
+    private let target: Target
 
     init(_ box: Box<T>) {
-        self.box = box
+        target = .box(box)
+    }
+
+    /// A resolver that hands every result to `gate` instead of resolving a box itself; it never logs
+    /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
+    package init(gate: @escaping (Result<T>) -> Void) {
+        target = .gate(gate)
     }
 
     deinit {
-        if box.result == nil {
+        if case .box(let box) = target, box.result == nil {
             conf.logHandler(.pendingPromiseDeallocated)
         }
     }
 
     /// Fulfills the promise with `value`.
     public func fulfill(_ value: T) {
-        box.resolve(.fulfilled(value))
+        resolve(.fulfilled(value))
     }
 
     /// Rejects the promise with `error`.
     public func reject(_ error: Error) {
-        box.resolve(.rejected(error))
+        resolve(.rejected(error))
     }
 
     /// Resolves the promise with a PromiseKit result.
     public func resolve(_ result: Result<T>) {
-        box.resolve(result)
+        switch target {
+        case .box(let box): box.resolve(result)
+        case .gate(let gate): gate(result)
+        }
     }
 
     /// Resolves the promise with a standard-library result.
@@ -45,7 +61,7 @@ public final class Resolver<T> {
     /// Promise<Int> { seal in seal.resolve(Swift.Result { try compute() }) }
     /// ```
     public func resolve<E: Error>(_ result: Swift.Result<T, E>) {
-        box.resolve(Result(result))
+        resolve(Result(result))
     }
 
     /// Resolves the promise from a Cocoa-style completion: the error if there is one, else the value;

@@ -1,5 +1,6 @@
 import Dispatch
 import PromiseCore
+import TestSupport
 import Testing
 
 /// The Promises/A+ clauses that apply to a typed Swift API, one test each.

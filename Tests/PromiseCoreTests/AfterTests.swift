@@ -1,5 +1,6 @@
 import Dispatch
 import PromiseCore
+import TestSupport
 import Testing
 
 @Suite struct AfterTests {

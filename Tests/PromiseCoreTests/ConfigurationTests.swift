@@ -1,5 +1,6 @@
 import Dispatch
 import PromiseCore
+import TestSupport
 import Testing
 
 /// Reads the configuration only: tests run in parallel and must not change `conf` (the log handler, set

@@ -1,4 +1,5 @@
 import PromiseCore
+import TestSupport
 import Testing
 
 /// Resolution runs handlers in a loop, not by recursion: long chains cannot overflow the stack.

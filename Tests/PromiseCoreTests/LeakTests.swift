@@ -1,4 +1,5 @@
 import PromiseCore
+import TestSupport
 import Testing
 
 /// After resolution, nothing a promise held stays alive: handlers, their captures, intermediate promises.

@@ -1,5 +1,6 @@
 import Foundation
 import PromiseCore
+import TestSupport
 import Testing
 
 @Suite struct PMKErrorTests {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PromiseCore
+import TestSupport
 import Testing
 
 /// Many threads at once against the same promises. Run under `--sanitize=thread` in CI.
@@ -11,7 +12,7 @@ import Testing
             let handlerCalls = Shared(0)
             _ = promise.tap(on: nil) { _ in handlerCalls.increment() }
             let winners = Shared<[Int]>([])
-            race(threads: 4) { index in
+            runConcurrently(threads: 4) { index in
                 if index.isMultiple(of: 2) {
                     resolver.fulfill(index)
                 } else {
@@ -34,7 +35,7 @@ import Testing
         for _ in 0..<100 {
             let (promise, resolver) = Promise<Int>.pending()
             let calls = Shared([Int](repeating: 0, count: 8 * 50))
-            race(threads: 9) { thread in
+            runConcurrently(threads: 9) { thread in
                 if thread == 8 {
                     resolver.fulfill(1)
                     return
@@ -65,7 +66,7 @@ import Testing
             let first = race(inputs.map(\.promise))
             let everything = any(inputs.map(\.promise))
             let three = some(3, inputs.map(\.promise))
-            race(threads: 16) { index in inputs[index].resolver.fulfill(index) }
+            runConcurrently(threads: 16) { index in inputs[index].resolver.fulfill(index) }
             #expect(all.value == Array(0..<16))
             #expect(first.value.map { (0..<16).contains($0) } == true)
             #expect(everything.value?.count == 16)

@@ -1,5 +1,6 @@
 import Dispatch
 import PromiseCore
+import TestSupport
 import Testing
 
 /// Everyday Swift 6 client code compiles without ceremony: a main-actor view model updating its own state

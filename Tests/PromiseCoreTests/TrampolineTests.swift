@@ -1,4 +1,5 @@
 import PromiseCore
+import TestSupport
 import Testing
 
 /// The order in which the trampoline (Internal/Trampoline.swift) runs handlers of a branching chain.

@@ -1,4 +1,5 @@
 import PromiseCore
+import TestSupport
 import Testing
 
 @Suite struct WhenTests {

@@ -1,3 +1,4 @@
+import Cancellable
 import Dispatch
 import PromiseCore
 import XCTest
@@ -63,5 +64,44 @@ final class PromiseKitCompatibilityTests: XCTestCase {
         let service = LegacyService()
         XCTAssertEqual(try hang(Promise.value(1).map { $0 + 1 }), 2)
         XCTAssertEqual(try hang(Promise(service.guaranteeFromAFunction())), 5)
+    }
+}
+
+final class CancellablePromiseKitCompatibilityTests: XCTestCase {
+    func testRaceWithAutoCancelCancelsTheSlowMirror() {
+        let downloader = LegacyDownloader()
+        let finished = expectation(description: "race")
+        downloader.handling(downloader.races()) { finished.fulfill() }
+        wait(for: [finished], timeout: 10)
+        XCTAssertEqual(downloader.progress.sorted(), ["cancelled slow", "fast"])
+    }
+
+    func testCancelRunsTheHandlerAndCatchSeesIt() {
+        let downloader = LegacyDownloader()
+        let download = downloader.download("file", delay: 5)
+        let finished = expectation(description: "cancelled")
+        downloader.handling(download) { finished.fulfill() }
+        downloader.stop(download)
+        wait(for: [finished], timeout: 10)
+        XCTAssertEqual(downloader.progress, ["cancelled file", "was cancelled"])
+    }
+
+    func testChainsCombinationsAndWrappers() {
+        let downloader = LegacyDownloader()
+        let finished = expectation(description: "chains")
+        downloader.chained().then { count -> CancellablePromise<[String]> in
+            XCTAssertEqual(count, 2)
+            return downloader.combinations()
+        }.then { values -> CancellablePromise<String> in
+            XCTAssertEqual(values, ["a!", "b!"])
+            return downloader.wrapper()
+        }.then { value -> CancellablePromise<Int> in
+            XCTAssertEqual(value, "wrapped")
+            return downloader.wrapped()
+        }.done { value in
+            XCTAssertEqual(value, 1)
+            finished.fulfill()
+        }.catch { XCTFail("\($0)") }
+        wait(for: [finished], timeout: 10)
     }
 }

@@ -1,7 +1,7 @@
-import Dispatch
+package import Dispatch
 
 /// The state of one promise: its result once resolved, its handlers while pending.
-struct BoxState<T> {
+package struct BoxState<T> {
     var result: Result<T>?
     var handlers = HandlerList<T>()
     /// What to log if the box is deallocated while still pending (a guarantee whose resolve closure
@@ -17,18 +17,18 @@ struct BoxState<T> {
 /// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
 ///   handler list it sealed and drains it without the lock (no other thread touches `handlers` after
 ///   `result` is set: late handlers see the result and run at once).
-final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
+package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     static func make(_ state: BoxState<T>) -> Box<T> {
         let buffer = Box<T>.create(minimumCapacity: 1) { _ in state }
         buffer.withUnsafeMutablePointerToElements { LockOperations.initialize($0) }
         return unsafeDowncast(buffer, to: Box<T>.self)
     }
 
-    static func pending(abandonmentEvent: LogEvent? = nil) -> Box<T> {
+    package static func pending(abandonmentEvent: LogEvent? = nil) -> Box<T> {
         make(BoxState(result: nil, abandonmentEvent: abandonmentEvent))
     }
 
-    static func resolved(_ result: Result<T>) -> Box<T> {
+    package static func resolved(_ result: Result<T>) -> Box<T> {
         make(BoxState(result: result))
     }
 
@@ -43,12 +43,12 @@ final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     }
 
     /// The result, or `nil` while pending.
-    var result: Result<T>? {
+    package var result: Result<T>? {
         withLock { $0.result }
     }
 
     /// Calls `handler` with the result: later if pending, now (on this thread) if already resolved.
-    func append(_ handler: @escaping Handler<T>) {
+    package func append(_ handler: @escaping Handler<T>) {
         let result: Result<T>? = withLock { state in
             if let result = state.result {
                 return result
@@ -62,27 +62,34 @@ final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     }
 
     /// Resolves the box from user code; handlers run before this returns. Later calls are ignored.
-    func resolve(_ result: Result<T>) {
+    package func resolve(_ result: Result<T>) {
         seal(result, isChained: false)
     }
 
     /// Resolves the box from inside a library handler; the handlers run on the thread's trampoline.
-    func resolveChained(_ result: Result<T>) {
+    package func resolveChained(_ result: Result<T>) {
         seal(result, isChained: true)
     }
 
-    private func seal(_ result: Result<T>, isChained: Bool) {
-        let hasHandlers: Bool = withLock { state in
-            guard state.result == nil else { return false }
+    /// Resolves the box unless it is resolved already: the one place where races to resolve a promise are
+    /// decided (Cancellable's `cancel()` against a fulfilment included).
+    ///
+    /// - Parameter isChained: `true` when called from inside a library handler (see ``Trampoline``).
+    /// - Returns: whether this call resolved the box.
+    @discardableResult
+    package func seal(_ result: Result<T>, isChained: Bool) -> Bool {
+        let (isFirst, hasHandlers): (Bool, Bool) = withLock { state in
+            guard state.result == nil else { return (false, false) }
             state.result = result
-            return !state.handlers.isEmpty
+            return (true, !state.handlers.isEmpty)
         }
         if hasHandlers {
             Trampoline.current.run(self, isChained: isChained)
         }
+        return isFirst
     }
 
-    func drain() {
+    package func drain() {
         // Single owner: only the thread whose `seal` set the result gets here, once (see the type's rules).
         let (handlers, result) = withUnsafeMutablePointerToHeader { state in
             let handlers = state.pointee.handlers
@@ -95,7 +102,7 @@ final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
 
 /// Runs `body` on `queue`, or inline when `queue` is `nil` (PromiseKit's `on: nil`).
 @inline(__always)
-func dispatch(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
+package func dispatch(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
     guard let queue else {
         body()
         return

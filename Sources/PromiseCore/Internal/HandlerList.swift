@@ -1,16 +1,16 @@
 /// A handler waiting for a promise's result. Handlers are internal closures that the library builds;
 /// user code reaches them only through the queue hop they perform.
-typealias Handler<T> = (Result<T>) -> Void
+package typealias Handler<T> = (Result<T>) -> Void
 
 /// The handlers of a pending promise, in the order they were added.
 ///
 /// The first handler is stored inline, so the common case of one observer per promise costs no array
 /// allocation (the same trick as SwiftNIO's `CallbackList`).
-struct HandlerList<T> {
+package struct HandlerList<T> {
     private var first: Handler<T>?
     private var rest: [Handler<T>] = []
 
-    init() {}
+    package init() {}
 
     var isEmpty: Bool { first == nil }
 

@@ -1,11 +1,11 @@
 #if canImport(Darwin)
-import Darwin
+package import Darwin
 #elseif canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #elseif canImport(Android)
-import Android
+package import Android
 #else
 #error("PromiseCore needs a platform lock: Darwin, Glibc, Musl or Android.")
 #endif
@@ -15,9 +15,9 @@ import Android
 /// It is stored as the tail element of a `ManagedBuffer` (see ``LockedBuffer``), so that it has a stable
 /// address and shares one allocation with the state it protects.
 #if canImport(Darwin)
-typealias LockPrimitive = os_unfair_lock
+package typealias LockPrimitive = os_unfair_lock
 #else
-typealias LockPrimitive = pthread_mutex_t
+package typealias LockPrimitive = pthread_mutex_t
 #endif
 
 /// Operations on a ``LockPrimitive`` that lives at a stable address.

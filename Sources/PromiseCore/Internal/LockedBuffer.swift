@@ -6,14 +6,14 @@
 /// `ManagedBuffer` is not `Sendable`, so neither is this; owners that share it between threads say why that
 /// is safe (every access to `header` goes through the lock, except where `Box.drain()` documents a
 /// single-owner rule) and carry it across `@Sendable` boundaries in an ``UncheckedSendable``.
-class LockedBuffer<State>: ManagedBuffer<State, LockPrimitive> {
+package class LockedBuffer<State>: ManagedBuffer<State, LockPrimitive> {
 
     deinit {
         withUnsafeMutablePointerToElements { LockOperations.destroy($0) }
     }
 
     @inline(__always)
-    final func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package final func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { state, lock in
             LockOperations.lock(lock)
             defer { LockOperations.unlock(lock) }
@@ -23,18 +23,18 @@ class LockedBuffer<State>: ManagedBuffer<State, LockPrimitive> {
 }
 
 /// A value protected by a lock, for state that is not a promise's own (combinators, configuration).
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `buffer` is only touched through `withLock`.
     private let buffer: LockedBuffer<State>
 
-    init(_ initialState: State) {
+    package init(_ initialState: State) {
         let buffer = LockedBuffer<State>.create(minimumCapacity: 1) { _ in initialState }
         buffer.withUnsafeMutablePointerToElements { LockOperations.initialize($0) }
         self.buffer = unsafeDowncast(buffer, to: LockedBuffer<State>.self)
     }
 
     @inline(__always)
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try buffer.withLock(body)
     }
 }

@@ -5,8 +5,23 @@ package import Dispatch
 /// Production code uses ``DispatchScheduler``; tests install a manual scheduler for the duration of a
 /// task with `Scheduler.$current.withValue(manual) { … }` and advance time by hand.
 package protocol Scheduler: Sendable {
-    /// Runs `work` once, no earlier than `delay` from now, on an unspecified thread.
-    func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void)
+    /// Runs `work` once, no earlier than `delay` from now, on an unspecified thread, unless the returned
+    /// token is cancelled first.
+    @discardableResult
+    func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledWork
+}
+
+/// Cancels a scheduled piece of work that has not run yet.
+package struct ScheduledWork: Sendable {
+    private let cancelWork: @Sendable () -> Void
+
+    package init(cancel: @escaping @Sendable () -> Void) {
+        cancelWork = cancel
+    }
+
+    package func cancel() {
+        cancelWork()
+    }
 }
 
 package enum Schedulers {
@@ -18,7 +33,11 @@ package enum Schedulers {
 package struct DispatchScheduler: Scheduler {
     package init() {}
 
-    package func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+    @discardableResult
+    package func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        // DispatchWorkItem is thread-safe but not marked Sendable by swift-corelibs-libdispatch.
+        let item = UncheckedSendable(DispatchWorkItem(block: work))
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: item.value)
+        return ScheduledWork { item.value.cancel() }
     }
 }

@@ -9,7 +9,7 @@ import Android
 #endif
 
 /// Something whose handlers are ready to run: a promise box that has just been resolved.
-protocol Drainable: AnyObject {
+package protocol Drainable: AnyObject {
     /// Runs the handlers taken when the box was resolved. Called once, by the resolving thread.
     func drain()
 }

@@ -4,11 +4,11 @@
 /// update its own state in `done`/`catch` without ceremony (see `Docs/Design/0001-sendability.md`).
 /// The library moves them to the queue the caller named with `on:` and runs them there exactly once;
 /// this wrapper is how it tells the compiler so. It is used for nothing else.
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
+package struct UncheckedSendable<Value>: @unchecked Sendable {
+    package let value: Value
 
     @inline(__always)
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 }

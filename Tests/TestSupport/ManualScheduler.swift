@@ -1,10 +1,12 @@
-import Dispatch
-import PromiseCore
+package import Dispatch
+package import PromiseCore
 
 /// Virtual time for `after` and `timeout`: work runs only when the test advances the clock.
 ///
 /// Install it for the current task with `Schedulers.$current.withValue(scheduler) { … }`.
-final class ManualScheduler: Scheduler, @unchecked Sendable {
+package final class ManualScheduler: Scheduler, @unchecked Sendable {
+    package init() {}
+
     // @unchecked Sendable: all state is behind `state`'s lock.
     private struct Entry {
         let deadline: Int
@@ -14,15 +16,21 @@ final class ManualScheduler: Scheduler, @unchecked Sendable {
 
     private let state = Shared<(now: Int, sequence: Int, entries: [Entry])>((0, 0, []))
 
-    func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            state.entries.append(Entry(deadline: state.now + delay.nanoseconds, sequence: state.sequence, work: work))
+    @discardableResult
+    package func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        let sequence: Int = state.withLock { state in
+            let sequence = state.sequence
+            state.entries.append(Entry(deadline: state.now + delay.nanoseconds, sequence: sequence, work: work))
             state.sequence += 1
+            return sequence
+        }
+        return ScheduledWork { [state] in
+            state.withLock { $0.entries.removeAll { $0.sequence == sequence } }
         }
     }
 
     /// Moves the clock forward and runs, in deadline order, every work item that became due.
-    func advance(by interval: DispatchTimeInterval) {
+    package func advance(by interval: DispatchTimeInterval) {
         let due: [Entry] = state.withLock { state in
             state.now += interval.nanoseconds
             let now = state.now
@@ -35,11 +43,11 @@ final class ManualScheduler: Scheduler, @unchecked Sendable {
         }
     }
 
-    var pendingCount: Int { state.withLock { $0.entries.count } }
+    package var pendingCount: Int { state.withLock { $0.entries.count } }
 }
 
 extension DispatchTimeInterval {
-    var nanoseconds: Int {
+    package var nanoseconds: Int {
         switch self {
         case .seconds(let value): return value * 1_000_000_000
         case .milliseconds(let value): return value * 1_000_000

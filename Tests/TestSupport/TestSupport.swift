@@ -1,76 +1,81 @@
-import Dispatch
-import Foundation
-import PromiseCore
-import Testing
+package import Dispatch
+package import Foundation
+package import PromiseCore
 
 /// An error with an identity, so a test can tell its own error from anyone else's.
-struct TestError: Error, Equatable, CustomStringConvertible {
-    let id = UUID()
-    var description: String { "TestError(\(id.uuidString.prefix(8)))" }
+package struct TestError: Error, Equatable, CustomStringConvertible {
+    package let id = UUID()
+    package var description: String { "TestError(\(id.uuidString.prefix(8)))" }
+
+    package init() {}
 }
 
 /// An error that says it is a cancellation.
-struct TestCancellation: CancellableError {
-    var isCancelled: Bool { true }
+package struct TestCancellation: CancellableError {
+    package var isCancelled: Bool { true }
+
+    package init() {}
 }
 
 /// A lock-protected value for counting and recording from many threads.
-final class Shared<Value>: @unchecked Sendable {
+package final class Shared<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only touched under `lock`.
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    var current: Value { withLock { $0 } }
+    package var current: Value { withLock { $0 } }
 }
 
 extension Shared where Value == Int {
-    func increment() { withLock { $0 += 1 } }
+    package func increment() { withLock { $0 += 1 } }
 }
 
 extension Shared where Value: RangeReplaceableCollection {
-    func append(_ element: Value.Element) { withLock { $0.append(element) } }
+    package func append(_ element: Value.Element) { withLock { $0.append(element) } }
 }
 
 /// An object whose deallocation a test can observe through a weak reference.
-final class Tracked: @unchecked Sendable {}
+package final class Tracked: @unchecked Sendable {
+    package init() {}
+}
 
 /// Releases threads together, so that the operations they run after `wait()` really race.
-final class StartGate: @unchecked Sendable {
+package final class StartGate: @unchecked Sendable {
     // @unchecked Sendable: DispatchGroup and DispatchSemaphore are thread-safe.
     private let ready = DispatchGroup()
     private let go = DispatchSemaphore(value: 0)
     private let parties: Int
 
-    init(parties: Int) {
+    package init(parties: Int) {
         self.parties = parties
         for _ in 0..<parties { ready.enter() }
     }
 
     /// Called by each racing thread; returns when all have arrived and `open()` was called.
-    func wait() {
+    package func wait() {
         ready.leave()
         go.wait()
     }
 
     /// Called by the coordinator: waits for every party, then releases them at once.
-    func open() {
+    package func open() {
         ready.wait()
         for _ in 0..<parties { go.signal() }
     }
 }
 
 /// Runs `body` on `count` threads released together by a gate, and returns when all have finished.
-func race(threads count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+package func runConcurrently(threads count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let gate = StartGate(parties: count)
     let finished = DispatchGroup()
     for index in 0..<count {
@@ -87,7 +92,7 @@ func race(threads count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 /// Records PromiseCore's log events. Installed once as `conf.logHandler` for the whole test process, so
 /// that no test has to change `conf` (tests run in parallel).
-enum LogCapture {
+package enum LogCapture {
     private static let all = Shared<[LogEvent]>([])
     @TaskLocal private static var scoped: Shared<[LogEvent]>?
 
@@ -100,7 +105,7 @@ enum LogCapture {
     }()
 
     /// The events logged synchronously, by this task, while `body` ran.
-    static func events(during body: () throws -> Void) rethrows -> [LogEvent] {
+    package static func events(during body: () throws -> Void) rethrows -> [LogEvent] {
         _ = installed
         let events = Shared<[LogEvent]>([])
         try $scoped.withValue(events) { try body() }
@@ -108,52 +113,52 @@ enum LogCapture {
     }
 
     /// Every event logged by the process so far (for events logged on other threads).
-    static var allEvents: [LogEvent] {
+    package static var allEvents: [LogEvent] {
         _ = installed
         return all.current
     }
 
-    static func install() { _ = installed }
+    package static func install() { _ = installed }
 }
 
 extension LogEvent {
-    var isPendingPromiseDeallocated: Bool {
+    package var isPendingPromiseDeallocated: Bool {
         if case .pendingPromiseDeallocated = self { return true }
         return false
     }
 
-    var isPendingGuaranteeDeallocated: Bool {
+    package var isPendingGuaranteeDeallocated: Bool {
         if case .pendingGuaranteeDeallocated = self { return true }
         return false
     }
 
-    var isWaitOnMainThread: Bool {
+    package var isWaitOnMainThread: Bool {
         if case .waitOnMainThread = self { return true }
         return false
     }
 
-    var cauterizedError: Error? {
+    package var cauterizedError: Error? {
         if case .cauterized(let error) = self { return error }
         return nil
     }
 }
 
 /// A background queue for tests that check queue hops.
-let backgroundQueue = DispatchQueue(label: "PromiseCoreTests.background")
-let backgroundKey = DispatchSpecificKey<Bool>()
-let configureBackgroundQueue: Void = backgroundQueue.setSpecific(key: backgroundKey, value: true)
+package let backgroundQueue = DispatchQueue(label: "PromiseCoreTests.background")
+package let backgroundKey = DispatchSpecificKey<Bool>()
+package let configureBackgroundQueue: Void = backgroundQueue.setSpecific(key: backgroundKey, value: true)
 
 /// Whether the caller runs on the main queue. On Linux the main queue may be served by a worker thread
 /// (after `dispatch_main()`), so `Thread.isMainThread` is not the test.
 private let mainKey = DispatchSpecificKey<Bool>()
 private let configureMainQueue: Void = DispatchQueue.main.setSpecific(key: mainKey, value: true)
 
-var isOnMainQueue: Bool {
+package var isOnMainQueue: Bool {
     _ = configureMainQueue
     return DispatchQueue.getSpecific(key: mainKey) == true
 }
 
-var isOnBackground: Bool {
+package var isOnBackground: Bool {
     _ = configureBackgroundQueue
     return DispatchQueue.getSpecific(key: backgroundKey) == true
 }

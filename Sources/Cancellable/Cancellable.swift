@@ -1,2 +1,0 @@
-// Cancellable: placeholder until its own issue (CancellablePromise on top of PromiseCore).
-@_exported public import PromiseCore

@@ -1,0 +1,160 @@
+public import Dispatch
+public import PromiseCore
+
+extension CancellablePromise {
+    /// Handles an error at the end of a cancellable chain.
+    ///
+    /// ```swift
+    /// let chain = download(url).done { show($0) }.catch { show($0) }
+    /// stopButton.onTap { chain.cancel() }
+    /// ```
+    ///
+    /// With the default policy a cancellation is not an error: `body` does not run for it;
+    /// `policy: .allErrors` sees it.
+    ///
+    /// - Returns: a finalizer that can also cancel the chain.
+    @discardableResult
+    public func `catch`(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) -> Void
+    ) -> CancellableFinalizer {
+        let finalizer = promise.catch(on: on, flags: flags, policy: policy, body)
+        return CancellableFinalizer(finalizer) { self.cancel() }
+    }
+
+    /// Replaces an error with the result of another promise; the chain stays cancellable, and so does the
+    /// recovery if it returns a ``CancellablePromise``.
+    ///
+    /// ```swift
+    /// download(from: primary).recover { _ in download(from: mirror) }
+    /// ```
+    ///
+    /// With the default policy a cancellation passes through untouched: a cancelled chain stays cancelled.
+    public func recover<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) throws -> U
+    ) -> CancellablePromise<T> where U.T == T {
+        recoverFollowing(on: on, flags: flags, policy: policy, body)
+    }
+
+    private func recoverFollowing<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
+        policy: CatchPolicy,
+        _ body: @escaping (Error) throws -> U
+    ) -> CancellablePromise<T> where U.T == T {
+        chain(on: on, flags: flags, handling: .error) { result, sink in
+            guard case .rejected(let error) = result, policy.handles(error) else {
+                sink.settle(result)
+                return
+            }
+            let next = try body(error)
+            guard next !== sink.link else { throw PMKError.returnedSelf }
+            sink.follow(next)
+        }
+    }
+
+    /// Replaces an error with the result of a cancellable promise; cancelling the chain cancels it.
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) throws -> CancellablePromise<T>
+    ) -> CancellablePromise<T> {
+        recoverFollowing(on: on, flags: flags, policy: policy, body)
+    }
+
+    /// Runs `body` when the promise resolves — fulfilled, rejected or cancelled — and passes the result on.
+    ///
+    /// ```swift
+    /// spinner.start()
+    /// let chain = download(url).ensure { spinner.stop() }.done { show($0) }
+    /// ```
+    ///
+    /// `body` always runs, even when the chain is cancelled.
+    public func ensure(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Void
+    ) -> CancellablePromise<T> {
+        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
+            body()
+            sink.settle(result)
+        }
+    }
+
+    /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once it
+    /// finishes. `body` always runs, even when the chain is cancelled.
+    ///
+    /// ```swift
+    /// download(url).ensureThen { cache.flush() }   // returns Guarantee<Void>
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Guarantee<Void>
+    ) -> CancellablePromise<T> {
+        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
+            body().pipe { _ in sink.settle(result) }
+        }
+    }
+
+    /// Runs a clean-up that can fail when the promise resolves, either way; a failing clean-up rejects the
+    /// chain. `body` runs exactly once, even when the chain is cancelled.
+    ///
+    /// ```swift
+    /// upload(file).ensureThen { storage.deleteTemporary(file) }   // returns Promise<Void>
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Promise<Void>
+    ) -> CancellablePromise<T> {
+        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
+            body().pipe { cleanup in
+                switch cleanup {
+                case .fulfilled: sink.settle(result)
+                case .rejected(let error): sink.settle(.rejected(error))
+                }
+            }
+        }
+    }
+}
+
+/// What `catch` on a ``CancellablePromise`` returns: runs something after the chain, and can still cancel it.
+///
+/// ```swift
+/// let chain = download(url).done { show($0) }.catch { show($0) }
+/// chain.finally { spinner.stop() }
+/// stopButton.onTap { chain.cancel() }
+/// ```
+public final class CancellableFinalizer {
+    private let finalizer: PMKFinalizer
+    private let cancelChain: () -> Bool
+
+    init(_ finalizer: PMKFinalizer, cancel: @escaping () -> Bool) {
+        self.finalizer = finalizer
+        self.cancelChain = cancel
+    }
+
+    /// Runs `body` once the chain has finished, cancelled or not, and any `catch` handler has run.
+    public func finally(
+        on: DispatchQueue? = conf.Q.return,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping () -> Void
+    ) {
+        finalizer.finally(on: on, flags: flags, body)
+    }
+
+    /// Cancels the chain this finalizer ends.
+    ///
+    /// - Returns: whether this call cancelled it.
+    @discardableResult
+    public func cancel() -> Bool {
+        cancelChain()
+    }
+}

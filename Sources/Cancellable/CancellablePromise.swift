@@ -1,0 +1,247 @@
+public import PromiseCore
+
+/// A promise that can be cancelled: `cancel()` stops the work behind it and rejects it with
+/// ``CancellablePromiseError/cancelled``.
+///
+/// ```swift
+/// let download = CancellablePromise<Data> { resolver in
+///     let task = session.dataTask(with: url) { data, _, error in resolver.resolve(data, error) }
+///     task.resume()
+///     return { task.cancel() }            // the cancel handler
+/// }
+/// stopButton.onTap { download.cancel() }
+/// ```
+///
+/// Chain methods (`then`, `map`, `done`, `recover`, `ensure`, …) return cancellable promises too, and
+/// cancelling any link cancels every pending link upstream and the promise a running `then` body returned.
+///
+/// > Note: cancellation is decided once, under one lock. If `cancel()` wins against the work's own result,
+/// > the promise is rejected before `cancel()` returns, then the cancel handler runs (on the cancelling
+/// > thread, exactly once), then the cancellation spreads up the chain. If the result wins, `cancel()` does
+/// > nothing and the handler never runs. See `Docs/Design/0003-cancellation.md`.
+public final class CancellablePromise<T>: Thenable, CatchMixin {
+    /// The underlying promise; its box is resolved only through ``settle(_:isChained:)`` and ``cancel()``.
+    package let promise: Promise<T>
+    let cancellation: Locked<CancellationState>
+
+    /// A pending cancellable promise that runs `actions` if it is cancelled.
+    init(actions: [CancellationState.Action] = []) {
+        promise = Promise(box: .pending())
+        cancellation = Locked(CancellationState(actions: actions))
+    }
+
+    /// An already-resolved cancellable promise.
+    init(resolved result: Result<T>) {
+        promise = Promise(box: .resolved(result))
+        cancellation = Locked(CancellationState())
+        _ = cancellation.withLock { $0.resolve() }
+    }
+
+    // MARK: Creating
+
+    /// Makes a cancellable promise from a body that starts the work and returns its cancel handler.
+    ///
+    /// ```swift
+    /// CancellablePromise<Int> { resolver in
+    ///     let timer = startTimer { resolver.fulfill(42) }
+    ///     return { timer.invalidate() }
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: starts the work, resolves it through the resolver, and returns what to run on
+    ///   cancel. If it throws, the promise rejects with the error.
+    public convenience init(resolver body: (Resolver<T>) throws -> (() -> Void)) {
+        self.init()
+        do {
+            let cancelHandler = try body(makeResolver())
+            addCancelAction(cancelHandler)
+        } catch {
+            settle(.rejected(error), isChained: false)
+        }
+    }
+
+    /// Makes a cancellable promise that follows `promise` and runs `cancel` if it is cancelled first.
+    ///
+    /// ```swift
+    /// let task = session.dataTask(with: url)
+    /// let download = CancellablePromise(using: promiseFor(task), cancel: { task.cancel() })
+    /// ```
+    public convenience init(using promise: Promise<T>, cancel: @escaping () -> Void) {
+        self.init(actions: [cancel])
+        follow(promise)
+    }
+
+    /// Makes a cancellable promise from a body that receives a `cancelPromise`: it never fulfills, and
+    /// rejects with ``CancellablePromiseError/cancelled`` when this promise is cancelled.
+    ///
+    /// ```swift
+    /// CancellablePromise<Data>(wrapper: { cancelPromise in
+    ///     when(download(url), while: cancelPromise)
+    /// })
+    /// ```
+    public convenience init(wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>) {
+        let cancelPromise = Promise<Void>(box: .pending())
+        self.init(actions: [{ cancelPromise.box.resolve(.rejected(CancellablePromiseError.cancelled)) }])
+        follow(body(cancelPromise))
+    }
+
+    /// Makes a pending cancellable promise and the resolver that settles it. Cancelling it only rejects it.
+    ///
+    /// ```swift
+    /// let (promise, resolver) = CancellablePromise<Int>.pending()
+    /// resolver.fulfill(1)
+    /// ```
+    public static func pending() -> (promise: CancellablePromise<T>, resolver: Resolver<T>) {
+        let promise = CancellablePromise<T>()
+        return (promise, promise.makeResolver())
+    }
+
+    /// Makes a fulfilled cancellable promise.
+    public static func value(_ value: T) -> CancellablePromise<T> {
+        CancellablePromise(resolved: .fulfilled(value))
+    }
+
+    /// Makes a rejected cancellable promise.
+    public convenience init(error: Error) {
+        self.init(resolved: .rejected(error))
+    }
+
+    // MARK: Cancelling
+
+    /// Cancels the promise if it is still pending.
+    ///
+    /// ```swift
+    /// if download.cancel() { print("stopped before it finished") }
+    /// ```
+    ///
+    /// Thread-safe and idempotent. If the promise was pending, it is rejected with
+    /// ``CancellablePromiseError/cancelled`` before this returns, its cancel handler runs exactly once, and
+    /// the cancellation reaches every pending link upstream and the promise a running `then` body returned.
+    ///
+    /// - Returns: whether this call cancelled the promise (`false` if it had already resolved or been
+    ///   cancelled).
+    @discardableResult
+    public func cancel() -> Bool {
+        switch cancellation.withLock({ $0.cancel() }) {
+        case .cancel(let actions):
+            promise.box.resolve(.rejected(CancellablePromiseError.cancelled))
+            for action in actions {
+                action()
+            }
+            return true
+        case .alreadyCancelled:
+            // Another thread won and may not have rejected the box yet; the outcome must be decided before
+            // this call returns too. Resolving twice is harmless: the first resolution wins.
+            promise.box.resolve(.rejected(CancellablePromiseError.cancelled))
+            return false
+        case .alreadyResolved:
+            return false
+        }
+    }
+
+    /// Whether the promise was cancelled: by ``cancel()``, or by a cancellation that reached it through its
+    /// chain (its error is a cancellation).
+    public var isCancelled: Bool {
+        cancellation.withLock(\.isCancelled) || promise.error?.isCancelled == true
+    }
+
+    /// The underlying promise, which cannot be cancelled; it resolves like this one.
+    ///
+    /// ```swift
+    /// let plain: Promise<Data> = download.asPromise()
+    /// ```
+    public func asPromise() -> Promise<T> {
+        promise
+    }
+
+    // MARK: Thenable
+
+    /// Calls `to` with the result once it is known (at once if it is known already).
+    public func pipe(to: @escaping (Result<T>) -> Void) {
+        promise.pipe(to: to)
+    }
+
+    /// The result, or `nil` while pending.
+    public var result: Result<T>? {
+        promise.result
+    }
+
+    // MARK: Internals shared by the module
+
+    /// Resolves the promise with `result` unless it was cancelled or resolved already.
+    ///
+    /// - Returns: whether `result` won.
+    @discardableResult
+    func settle(_ result: Result<T>, isChained: Bool) -> Bool {
+        guard case .resolve(let released) = cancellation.withLock({ $0.resolve() }) else {
+            return false
+        }
+        promise.box.seal(result, isChained: isChained)
+        withExtendedLifetime(released) {}  // the cancel actions are released here, outside the lock
+        return true
+    }
+
+    /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
+    func addCancelAction(_ action: @escaping CancellationState.Action) {
+        if case .runNow = cancellation.withLock({ $0.add(action) }) {
+            action()
+        }
+    }
+
+    /// A resolver whose results go through the cancellation state machine.
+    func makeResolver() -> Resolver<T> {
+        let sink = LinkSink(self)
+        return Resolver(gate: { sink.settle($0, isChained: false) })
+    }
+
+    /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).
+    func follow<U: Thenable>(_ thenable: U) where U.T == T {
+        LinkSink(self).follow(thenable, isChained: false)
+    }
+}
+
+/// How a handler reaches the promise it resolves without keeping it alive: the box strongly (someone may
+/// hold it through `asPromise()`), the cancellable promise weakly (if nobody holds it, nobody can cancel
+/// it, and a strong reference would close a cycle through the upstream link).
+struct LinkSink<U> {
+    let box: Box<U>
+    weak var link: CancellablePromise<U>?
+
+    init(_ link: CancellablePromise<U>) {
+        self.box = link.promise.box
+        self.link = link
+    }
+
+    /// Whether the promise has resolved (or been cancelled) already.
+    var isSettled: Bool { box.result != nil }
+
+    /// Resolves the promise with `result` unless it was cancelled or resolved already.
+    ///
+    /// - Returns: whether `result` won.
+    @discardableResult
+    func settle(_ result: Result<U>, isChained: Bool = true) -> Bool {
+        if let link {
+            return link.settle(result, isChained: isChained)
+        }
+        return box.seal(result, isChained: isChained)
+    }
+
+    /// Resolves like `thenable`; if it is cancellable, cancelling the link cancels it (at once if the link is
+    /// already cancelled).
+    func follow<V: Thenable>(_ thenable: V, isChained: Bool = true) where V.T == U {
+        if let cancellable = thenable as? CancellablePromise<U> {
+            if let link {
+                link.addCancelAction { cancellable.cancel() }
+            } else if isSettled {
+                // The link is gone, so nothing but `cancel()` can have settled it before `thenable` (the
+                // promise a running body returned) arrived: it was cancelled, and so must `thenable` be.
+                cancellable.cancel()
+            }
+        }
+        thenable.pipe { self.settle($0, isChained: isChained) }
+    }
+}
+
+// Safe to share between threads: the promise's state is behind its box's lock, the cancellation state
+// behind its own, and values cross threads only when `T` is `Sendable`.
+extension CancellablePromise: @unchecked Sendable where T: Sendable {}

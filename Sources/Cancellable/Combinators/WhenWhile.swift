@@ -1,0 +1,64 @@
+public import PromiseCore
+
+/// Resolves like `promise`, unless `conditionPromise` rejects first: then it rejects with that error.
+///
+/// The condition holds while `conditionPromise` is pending. With `isEnsured`, the condition must hold until
+/// `promise` resolves: if `conditionPromise` fulfills first, the result rejects with
+/// ``CancellablePromiseError/cancelled``.
+///
+/// ```swift
+/// let (screenVisible, screenClosed) = Promise<Void>.pending()
+/// when(loadThumbnails(), while: screenVisible).done { show($0) }
+/// // later: screenClosed.reject(CancellablePromiseError.cancelled)
+/// ```
+public func when<T>(
+    _ promise: Promise<T>,
+    while conditionPromise: Promise<Void>,
+    isEnsured: Bool = false
+) -> Promise<T> {
+    follow(promise, while: conditionPromise, isEnsured: isEnsured) {}
+}
+
+/// Resolves like `cancellablePromise`, unless `conditionPromise` rejects first (or, with `isEnsured`, fulfills
+/// first); with `autoCancel`, the condition ending first also cancels `cancellablePromise`.
+///
+/// ```swift
+/// when(download(url), while: viewIsVisible, autoCancel: true)   // leaving the view stops the download
+/// ```
+public func when<T>(
+    _ cancellablePromise: CancellablePromise<T>,
+    while conditionPromise: Promise<Void>,
+    isEnsured: Bool = false,
+    autoCancel: Bool = false
+) -> Promise<T> {
+    follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) {
+        if autoCancel {
+            cancellablePromise.cancel()
+        }
+    }
+}
+
+/// The one implementation of `when(_:while:)`: `conditionEnded` runs if the condition decided the outcome.
+private func follow<T>(
+    _ promise: Promise<T>,
+    while conditionPromise: Promise<Void>,
+    isEnsured: Bool,
+    conditionEnded: @escaping () -> Void
+) -> Promise<T> {
+    let result = Promise<T>(box: .pending())
+    promise.pipe(to: result.box.resolveChained)
+    conditionPromise.pipe { condition in
+        let outcome: Result<T>
+        switch condition {
+        case .rejected(let error):
+            outcome = .rejected(error)
+        case .fulfilled:
+            guard isEnsured else { return }
+            outcome = .rejected(CancellablePromiseError.cancelled)
+        }
+        if result.box.seal(outcome, isChained: true) {
+            conditionEnded()
+        }
+    }
+    return result
+}

@@ -1,0 +1,47 @@
+public import Foundation
+import PromiseCore
+
+extension CancellablePromise {
+    /// Rejects with ``TimeoutError`` if the promise has not resolved within `seconds`, and cancels the work.
+    ///
+    /// ```swift
+    /// download(url).timeout(seconds: 30).done { show($0) }.catch { error in
+    ///     if error is TimeoutError { offerRetry() }
+    /// }
+    /// ```
+    ///
+    /// The timeout is not a cancellation: `catch` with the default policy sees it. At the deadline the
+    /// returned promise rejects first, then this promise is cancelled (its cancel handler stops the work).
+    /// Cancelling the returned promise cancels this one. The timer is released as soon as either resolves.
+    ///
+    /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
+    /// pending; an infinite one never times out.
+    public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
+        let limited = CancellablePromise<T>(actions: [{ self.cancel() }])
+        limited.follow(promise)
+        // The timer owns what it must act on — the limited promise's sink and this promise — until either
+        // the deadline passes or the limited promise resolves; then it lets go, however long the timer
+        // itself lingers in Dispatch.
+        let deadline = Locked<(sink: LinkSink<T>, upstream: CancellablePromise<T>)?>((LinkSink(limited), self))
+        let expire = UncheckedSendable {
+            guard let (sink, upstream) = deadline.withLock({ $0.take() }),
+                sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false)
+            else {
+                return
+            }
+            upstream.cancel()
+        }
+        guard seconds > 0 else {
+            expire.value()
+            return limited
+        }
+        let timer = Schedulers.current.schedule(after: DispatchTimeInterval(clampingSeconds: seconds)) {
+            expire.value()
+        }
+        limited.promise.pipe { _ in
+            timer.cancel()
+            _ = deadline.withLock { $0.take() }
+        }
+        return limited
+    }
+}

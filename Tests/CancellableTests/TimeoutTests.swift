@@ -1,0 +1,75 @@
+import Cancellable
+import Dispatch
+import PromiseCore
+import TestSupport
+import Testing
+
+@Suite struct TimeoutTests {
+    @Test func rejectsWithATimeoutErrorAtTheDeadlineAndCancelsTheWork() {
+        let scheduler = ManualScheduler()
+        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
+        scheduler.advance(by: .milliseconds(4_999))
+        #expect(limited.isPending)
+        scheduler.advance(by: .milliseconds(1))
+        #expect(limited.error as? TimeoutError == TimeoutError(seconds: 5))
+        #expect(limited.error?.isCancelled == false, "a timeout is an error, not a cancellation")
+        #expect(cancels.current == 1)
+        #expect(work.isCancelled)
+    }
+
+    @Test func theDefaultCatchSeesATimeout() {
+        let scheduler = ManualScheduler()
+        let (work, _, _) = CancellationSemanticsTests.work()
+        var caught: Error?
+        Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 1) }.catch(on: nil) { caught = $0 }
+        scheduler.advance(by: .seconds(1))
+        #expect(caught is TimeoutError)
+    }
+
+    @Test func resolvingFirstReleasesTheTimer() {
+        let scheduler = ManualScheduler()
+        let (work, resolver, cancels) = CancellationSemanticsTests.work()
+        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
+        #expect(scheduler.pendingCount == 1)
+        resolver.fulfill(3)
+        #expect(limited.value == 3)
+        #expect(scheduler.pendingCount == 0)
+        scheduler.advance(by: .seconds(10))
+        #expect(limited.value == 3)
+        #expect(cancels.current == 0)
+    }
+
+    @Test func cancellingTheTimeoutCancelsTheWork() {
+        let scheduler = ManualScheduler()
+        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
+        limited.cancel()
+        #expect(cancels.current == 1)
+        #expect(limited.isCancelled)
+        #expect(scheduler.pendingCount == 0)
+    }
+
+    @Test(arguments: [0, -1, Double.nan])
+    func nonPositiveIntervalsTimeOutAtOnce(seconds: Double) {
+        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let limited = work.timeout(seconds: seconds)
+        #expect(limited.error is TimeoutError)
+        #expect(cancels.current == 1)
+    }
+
+    @Test func anAlreadyResolvedPromiseNeverTimesOut() {
+        #expect(CancellablePromise.value(1).timeout(seconds: 0).value == 1)
+    }
+
+    @Test func realClockTimeout() async {
+        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let result = await work.timeout(seconds: 0.01).asPromise().asResult().async()
+        guard case .failure(let error) = result else {
+            Issue.record("expected a timeout")
+            return
+        }
+        #expect(error is TimeoutError)
+        #expect(cancels.current == 1)
+    }
+}

@@ -1,0 +1,96 @@
+// CancellablePromiseKit 0.2/0.3 client code (its README's patterns), unchanged except for
+// `import CancellablePromiseKit` → `import Cancellable`, compiled in Swift 5 language mode.
+
+import Cancellable
+import Foundation
+import PromiseCore
+
+final class LegacyDownloader {
+    // Cancel handlers run on the cancelling thread and `done` on the main queue: guard the log.
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    var progress: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+
+    func record(_ entry: String) {
+        lock.lock()
+        entries.append(entry)
+        lock.unlock()
+    }
+
+    /// The README's first example: a resolver body that returns its cancel handler.
+    func download(_ name: String, delay: TimeInterval) -> CancellablePromise<String> {
+        CancellablePromise<String> { resolver in
+            let work = DispatchWorkItem { resolver.fulfill(name) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+            return {
+                work.cancel()
+                self.record("cancelled \(name)")
+            }
+        }
+    }
+
+    /// `init(resolver:)` spelled out, and `init(using:cancel:)`.
+    func wrapped() -> CancellablePromise<Int> {
+        let (promise, resolver) = Promise<Int>.pending()
+        let cancellable = CancellablePromise(using: promise, cancel: { resolver.reject(PMKError.cancelled) })
+        resolver.fulfill(1)
+        return cancellable
+    }
+
+    /// The wrapper pattern with a cancel promise and `when(_:while:)`.
+    func wrapper() -> CancellablePromise<String> {
+        CancellablePromise<String>(wrapper: { cancelPromise in
+            when(self.download("wrapped", delay: 0.001).asPromise(), while: cancelPromise)
+        })
+    }
+
+    func races() -> CancellablePromise<String> {
+        let mirrors = [download("slow", delay: 5), download("fast", delay: 0.001)]
+        let first = race(mirrors, autoCancel: true)
+        let plain: CancellablePromise<String> = race(mirrors)
+        _ = plain
+        return first
+    }
+
+    func combinations() -> CancellablePromise<[String]> {
+        let parts = [download("a", delay: 0.001), download("b", delay: 0.001)]
+        let all: CancellablePromise<[String]> = when(fulfilled: parts)
+        let resolved: CancellablePromise<[PromiseCore.Result<String>]> = when(resolved: parts, autoCancel: false)
+        _ = resolved
+        return all.then { values -> CancellablePromise<[String]> in
+            when(fulfilled: values.map { self.download($0 + "!", delay: 0.001) }, autoCancel: true)
+        }
+    }
+
+    func chained() -> CancellablePromise<Int> {
+        download("x", delay: 0.001)
+            .map { $0.count }
+            .then { count -> CancellablePromise<Int> in .value(count + 1) }
+    }
+
+    func handling(_ promise: CancellablePromise<String>, completion: @escaping () -> Void) {
+        promise.done { value in
+            self.record(value)
+        }.catch(policy: .allErrors) { error in
+            if error.isCancelled {
+                self.record("was cancelled")
+            } else if case CancellablePromiseError.cancelled = error {
+                self.record("never")
+            }
+        }.finally {
+            completion()
+        }
+    }
+
+    func stop(_ promise: CancellablePromise<String>) {
+        promise.cancel()
+        _ = promise.isCancelled
+        _ = promise.asPromise()
+        _ = Promise.value(1).asCancellable()
+    }
+}
