@@ -98,9 +98,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping () -> Guarantee<Void>
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
-            body().pipe { _ in sink.settle(result) }
-        }
+        ensureThen(on: on, flags: flags) { Promise(body()) }
     }
 
     /// Runs a clean-up that can fail when the promise resolves, either way; a failing clean-up rejects the

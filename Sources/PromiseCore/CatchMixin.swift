@@ -139,13 +139,7 @@ extension CatchMixin {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping () -> Guarantee<Void>
     ) -> Promise<T> {
-        let box = Box<T>.pending()
-        pipe { result in
-            dispatch(on: on, flags: flags) {
-                body().pipe { _ in box.resolveChained(result) }
-            }
-        }
-        return Promise(box: box)
+        ensureThen(on: on, flags: flags) { Promise(body()) }
     }
 
     /// Runs a clean-up that can fail when the promise resolves, either way.

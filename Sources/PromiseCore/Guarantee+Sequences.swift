@@ -85,18 +85,3 @@ extension Guarantee where T: Sequence, T.Iterator.Element: Comparable {
         map(on: on, flags: flags) { $0.sorted() }
     }
 }
-
-extension Guarantee {
-    /// Follows a thenable that the caller knows cannot reject (PromiseKit's `thenFlatMap` on a guarantee
-    /// takes any thenable). A rejection is a programming error in the caller.
-    convenience init<U: Thenable>(assumingSuccessOf thenable: U) where U.T == T {
-        let box = Box<T>.pending()
-        thenable.pipe { result in
-            guard case .fulfilled = result else {
-                preconditionFailure("A thenable passed to Guarantee.thenFlatMap rejected: \(result)")
-            }
-            box.resolveChained(result)
-        }
-        self.init(box: box)
-    }
-}

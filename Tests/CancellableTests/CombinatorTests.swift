@@ -46,6 +46,15 @@ import Testing
         #expect(four.isPending)
     }
 
+    @Test func cancellingAnAutoCancelRaceOrSomeCancelsEveryInput() {
+        let raced = Self.inputs(3)
+        race(raced.map(\.promise), autoCancel: true).cancel()
+        #expect(raced.allSatisfy { $0.cancels.current == 1 })
+        let some = Self.inputs(3)
+        Cancellable.some(2, some.map(\.promise), autoCancel: true).cancel()
+        #expect(some.allSatisfy { $0.cancels.current == 1 })
+    }
+
     @Test func raceOfNothingIsBadInput() {
         #expect(race([CancellablePromise<Int>](), autoCancel: true).error as? PMKError == .badInput)
     }

@@ -86,12 +86,13 @@ struct ResolvedJoinState<T> {
 }
 
 extension Guarantee {
-    /// Follows a promise that cannot reject because every input is a guarantee.
-    convenience init(joining promise: Promise<T>) {
+    /// Follows a thenable that cannot reject: a join of guarantees, or the thenables PromiseKit's
+    /// `Guarantee.thenFlatMap` accepts. A rejection is a programming error in the caller.
+    convenience init<U: Thenable>(assumingSuccessOf thenable: U) where U.T == T {
         let box = Box<T>.pending()
-        promise.pipe { result in
+        thenable.pipe { result in
             guard case .fulfilled = result else {
-                preconditionFailure("Internal inconsistency: a join of guarantees rejected")
+                preconditionFailure("A thenable that cannot reject rejected: \(result)")
             }
             box.resolveChained(result)
         }

@@ -121,7 +121,7 @@ public func when(_ guarantees: Guarantee<Void>...) -> Guarantee<Void> {
 
 /// Waits for every guarantee.
 public func when(guarantees: [Guarantee<Void>]) -> Guarantee<Void> {
-    Guarantee(joining: joinFulfilled(guarantees)).asVoid()
+    Guarantee(assumingSuccessOf: joinFulfilled(guarantees)).asVoid()
 }
 
 /// Waits for every guarantee; resolves with their values in input order.
@@ -135,12 +135,12 @@ public func when<T>(_ guarantees: Guarantee<T>...) -> Guarantee<[T]> {
 /// when(guarantees: [Guarantee.value(1), Guarantee.value(2)]).done { print($0) }   // [1, 2]
 /// ```
 public func when<T>(guarantees: [Guarantee<T>]) -> Guarantee<[T]> {
-    Guarantee(joining: joinFulfilled(guarantees))
+    Guarantee(assumingSuccessOf: joinFulfilled(guarantees))
 }
 
 /// Waits for two guarantees of different types.
 public func when<U, V>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>) -> Guarantee<(U, V)> {
-    Guarantee(joining: when(fulfilled: gu, gv))
+    Guarantee(assumingSuccessOf: when(fulfilled: gu, gv))
 }
 
 /// Waits for three guarantees of different types.
@@ -149,7 +149,7 @@ public func when<U, V, W>(
     _ gv: Guarantee<V>,
     _ gw: Guarantee<W>
 ) -> Guarantee<(U, V, W)> {
-    Guarantee(joining: when(fulfilled: gu, gv, gw))
+    Guarantee(assumingSuccessOf: when(fulfilled: gu, gv, gw))
 }
 
 /// Waits for four guarantees of different types.
@@ -159,7 +159,7 @@ public func when<U, V, W, X>(
     _ gw: Guarantee<W>,
     _ gx: Guarantee<X>
 ) -> Guarantee<(U, V, W, X)> {
-    Guarantee(joining: when(fulfilled: gu, gv, gw, gx))
+    Guarantee(assumingSuccessOf: when(fulfilled: gu, gv, gw, gx))
 }
 
 /// Waits for five guarantees of different types.
@@ -170,7 +170,7 @@ public func when<U, V, W, X, Y>(
     _ gx: Guarantee<X>,
     _ gy: Guarantee<Y>
 ) -> Guarantee<(U, V, W, X, Y)> {
-    Guarantee(joining: when(fulfilled: gu, gv, gw, gx, gy))
+    Guarantee(assumingSuccessOf: when(fulfilled: gu, gv, gw, gx, gy))
 }
 
 extension Thenable {
