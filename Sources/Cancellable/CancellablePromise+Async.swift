@@ -8,11 +8,11 @@ extension CancellablePromise {
     /// task.cancel()   // the download stops; the await throws CancellablePromiseError.cancelled
     /// ```
     public func async() async throws -> T {
-        let cancellable = UncheckedSendable(self)
+        let handle = UncheckedSendable(self.handle)
         return try await withTaskCancellationHandler {
             try await promise.async()
         } onCancel: {
-            cancellable.value.cancel()
+            handle.value.cancel()
         }
     }
 
@@ -29,7 +29,7 @@ extension CancellablePromise {
         operation: @escaping @Sendable () async throws -> T
     ) {
         self.init()
-        let sink = UncheckedSendable(LinkSink(self))
+        let sink = UncheckedSendable(self.sink)
         let task = Task(priority: priority) {
             do {
                 let value = try await operation()

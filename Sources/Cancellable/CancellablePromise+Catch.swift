@@ -21,7 +21,8 @@ extension CancellablePromise {
         _ body: @escaping (Error) -> Void
     ) -> CancellableFinalizer {
         let finalizer = promise.catch(on: on, flags: flags, policy: policy, body)
-        return CancellableFinalizer(finalizer) { self.cancel() }
+        let chain = handle
+        return CancellableFinalizer(finalizer) { chain.cancel() }
     }
 
     /// Replaces an error with the result of another promise; the chain stays cancellable, and so does the
@@ -53,7 +54,7 @@ extension CancellablePromise {
                 return
             }
             let next = try body(error)
-            guard next !== sink.link else { throw PMKError.returnedSelf }
+            guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
             sink.follow(next)
         }
     }

@@ -45,7 +45,7 @@ extension CancellablePromise {
                 return
             }
             let next = try body(value)
-            guard next !== sink.link else { throw PMKError.returnedSelf }
+            guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
             sink.follow(next)
         }
     }
@@ -165,8 +165,9 @@ extension CancellablePromise {
         runsAfterCancel: Bool = false,
         _ handle: @escaping (Result<T>, LinkSink<U>) throws -> Void
     ) -> CancellablePromise<U> {
-        let link = CancellablePromise<U>(actions: [{ self.cancel() }])
-        let sink = LinkSink(link)
+        let upstream = self.handle
+        let link = CancellablePromise<U>(actions: [{ upstream.cancel() }])
+        let sink = link.sink
         promise.pipe { result in
             let hops: Bool
             switch (handling, result) {

@@ -20,21 +20,22 @@ public import PromiseCore
 /// > thread, exactly once), then the cancellation spreads up the chain. If the result wins, `cancel()` does
 /// > nothing and the handler never runs. See `Docs/Design/0003-cancellation.md`.
 public final class CancellablePromise<T>: Thenable, CatchMixin {
-    /// The underlying promise; its box is resolved only through ``settle(_:isChained:)`` and ``cancel()``.
+    /// The underlying promise; its box is resolved only through the cancellation state machine.
     package let promise: Promise<T>
-    let cancellation: Locked<CancellationState>
+    /// Cancels this promise; what cancel actions elsewhere hold instead of the promise itself.
+    let handle: CancelHandle<T>
 
     /// A pending cancellable promise that runs `actions` if it is cancelled.
     init(actions: [CancellationState.Action] = []) {
         promise = Promise(box: .pending())
-        cancellation = Locked(CancellationState(actions: actions))
+        handle = CancelHandle(state: Locked(CancellationState(actions: actions)), box: promise.box)
     }
 
     /// An already-resolved cancellable promise.
     init(resolved result: Result<T>) {
         promise = Promise(box: .resolved(result))
-        cancellation = Locked(CancellationState())
-        _ = cancellation.withLock { $0.resolve() }
+        handle = CancelHandle(state: Locked(CancellationState()), box: promise.box)
+        _ = handle.state.withLock { $0.resolve() }
     }
 
     // MARK: Creating
@@ -122,27 +123,13 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///   cancelled).
     @discardableResult
     public func cancel() -> Bool {
-        switch cancellation.withLock({ $0.cancel() }) {
-        case .cancel(let actions):
-            promise.box.resolve(.rejected(CancellablePromiseError.cancelled))
-            for action in actions {
-                action()
-            }
-            return true
-        case .alreadyCancelled:
-            // Another thread won and may not have rejected the box yet; the outcome must be decided before
-            // this call returns too. Resolving twice is harmless: the first resolution wins.
-            promise.box.resolve(.rejected(CancellablePromiseError.cancelled))
-            return false
-        case .alreadyResolved:
-            return false
-        }
+        handle.cancel()
     }
 
     /// Whether the promise was cancelled: by ``cancel()``, or by a cancellation that reached it through its
     /// chain (its error is a cancellation).
     public var isCancelled: Bool {
-        cancellation.withLock(\.isCancelled) || promise.error?.isCancelled == true
+        handle.state.withLock(\.isCancelled) || promise.error?.isCancelled == true
     }
 
     /// The underlying promise, which cannot be cancelled; it resolves like this one.
@@ -173,44 +160,78 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// - Returns: whether `result` won.
     @discardableResult
     func settle(_ result: Result<T>, isChained: Bool) -> Bool {
-        guard case .resolve(let released) = cancellation.withLock({ $0.resolve() }) else {
-            return false
-        }
-        promise.box.seal(result, isChained: isChained)
-        withExtendedLifetime(released) {}  // the cancel actions are released here, outside the lock
-        return true
+        sink.settle(result, isChained: isChained)
     }
 
     /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
     func addCancelAction(_ action: @escaping CancellationState.Action) {
-        if case .runNow = cancellation.withLock({ $0.add(action) }) {
-            action()
-        }
+        handle.add(action)
+    }
+
+    /// What delivers results to this promise.
+    var sink: LinkSink<T> {
+        LinkSink(box: promise.box, state: handle.state)
     }
 
     /// A resolver whose results go through the cancellation state machine.
     func makeResolver() -> Resolver<T> {
-        let sink = LinkSink(self)
+        let sink = self.sink
         return Resolver(gate: { sink.settle($0, isChained: false) })
     }
 
     /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).
     func follow<U: Thenable>(_ thenable: U) where U.T == T {
-        LinkSink(self).follow(thenable, isChained: false)
+        sink.follow(thenable, isChained: false)
     }
 }
 
-/// How a handler reaches the promise it resolves without keeping it alive: the box strongly (someone may
-/// hold it through `asPromise()`), the cancellable promise weakly (if nobody holds it, nobody can cancel
-/// it, and a strong reference would close a cycle through the upstream link).
+/// Cancels a cancellable promise without keeping it alive: the state machine strongly, the box weakly.
+///
+/// Cancel actions (a link's "cancel my upstream", a combinator's "cancel my inputs", "cancel the promise my
+/// body returned") hold handles, never promises or boxes. Boxes hold handlers that deliver results
+/// downstream; if actions held boxes too, an abandoned pending graph would be a cycle that never frees.
+/// If the box is gone, nobody can observe the promise any more, but its cancel actions still run.
+struct CancelHandle<T> {
+    let state: Locked<CancellationState>
+    weak var box: Box<T>?
+
+    init(state: Locked<CancellationState>, box: Box<T>) {
+        self.state = state
+        self.box = box
+    }
+
+    @discardableResult
+    func cancel() -> Bool {
+        switch state.withLock({ $0.cancel() }) {
+        case .cancel(let actions):
+            box?.resolve(.rejected(CancellablePromiseError.cancelled))
+            for action in actions {
+                action()
+            }
+            return true
+        case .alreadyCancelled:
+            // Another thread won and may not have rejected the box yet; the outcome must be decided before
+            // this call returns too. Resolving twice is harmless: the first resolution wins.
+            box?.resolve(.rejected(CancellablePromiseError.cancelled))
+            return false
+        case .alreadyResolved:
+            return false
+        }
+    }
+
+    func add(_ action: @escaping CancellationState.Action) {
+        if case .runNow = state.withLock({ $0.add(action) }) {
+            action()
+        }
+    }
+}
+
+/// Delivers results to a cancellable promise through its state machine, without keeping the promise
+/// object alive: handlers upstream hold this (the box, which someone may observe through `asPromise()`, and
+/// the state, which decides), so a chain works even if nobody holds the link object itself.
 struct LinkSink<U> {
     let box: Box<U>
-    weak var link: CancellablePromise<U>?
-
-    init(_ link: CancellablePromise<U>) {
-        self.box = link.promise.box
-        self.link = link
-    }
+    let state: Locked<CancellationState>
 
     /// Whether the promise has resolved (or been cancelled) already.
     var isSettled: Bool { box.result != nil }
@@ -220,22 +241,29 @@ struct LinkSink<U> {
     /// - Returns: whether `result` won.
     @discardableResult
     func settle(_ result: Result<U>, isChained: Bool = true) -> Bool {
-        if let link {
-            return link.settle(result, isChained: isChained)
+        guard case .resolve(let released) = state.withLock({ $0.resolve() }) else {
+            return false
         }
-        return box.seal(result, isChained: isChained)
+        box.seal(result, isChained: isChained)
+        withExtendedLifetime(released) {}  // the cancel actions are released here, outside the lock
+        return true
     }
 
-    /// Resolves like `thenable`; if it is cancellable, cancelling the link cancels it (at once if the link is
-    /// already cancelled).
+    /// Whether `thenable` is this very promise (a body returning the promise its link produced).
+    func isOwnPromise<V: Thenable>(_ thenable: V) -> Bool {
+        if let cancellable = thenable as? CancellablePromise<U> {
+            return cancellable.promise.box === box
+        }
+        return (thenable as? Promise<U>)?.box === box
+    }
+
+    /// Resolves like `thenable`; if it is cancellable, cancelling this promise cancels it (at once if this
+    /// promise is already cancelled).
     func follow<V: Thenable>(_ thenable: V, isChained: Bool = true) where V.T == U {
         if let cancellable = thenable as? CancellablePromise<U> {
-            if let link {
-                link.addCancelAction { cancellable.cancel() }
-            } else if isSettled {
-                // The link is gone, so nothing but `cancel()` can have settled it before `thenable` (the
-                // promise a running body returned) arrived: it was cancelled, and so must `thenable` be.
-                cancellable.cancel()
+            let inner = cancellable.handle
+            if case .runNow = state.withLock({ $0.add({ inner.cancel() }) }) {
+                inner.cancel()
             }
         }
         thenable.pipe { self.settle($0, isChained: isChained) }

@@ -17,12 +17,13 @@ extension CancellablePromise {
     /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
     /// pending; an infinite one never times out.
     public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
-        let limited = CancellablePromise<T>(actions: [{ self.cancel() }])
+        let upstream = handle
+        let limited = CancellablePromise<T>(actions: [{ upstream.cancel() }])
         limited.follow(promise)
         // The timer owns what it must act on — the limited promise's sink and this promise — until either
         // the deadline passes or the limited promise resolves; then it lets go, however long the timer
         // itself lingers in Dispatch.
-        let deadline = Locked<(sink: LinkSink<T>, upstream: CancellablePromise<T>)?>((LinkSink(limited), self))
+        let deadline = Locked<(sink: LinkSink<T>, upstream: CancelHandle<T>)?>((limited.sink, upstream))
         let expire = UncheckedSendable {
             guard let (sink, upstream) = deadline.withLock({ $0.take() }),
                 sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false)

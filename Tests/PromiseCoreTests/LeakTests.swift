@@ -78,3 +78,46 @@ import Testing
         #expect(weakCapture == nil)
     }
 }
+
+/// Abandoned pending graphs (the work will never resolve and nobody holds anything) are freed: no
+/// combinator closes a reference cycle through its inputs.
+@Suite struct AbandonedGraphLeakTests {
+    /// Builds a graph over inputs that never resolve, drops everything, and checks the inputs are gone.
+    func expectFreed(_ build: ([Promise<Int>]) -> Void) {
+        weak var weakInput: Promise<Int>?
+        weak var weakCapture: Tracked?
+        _ = LogCapture.events {
+            let inputs = (0..<3).map { _ in Promise<Int>.pending().promise }
+            let capture = Tracked()
+            weakCapture = capture
+            weakInput = inputs[0]
+            _ = inputs[0].map(on: nil) { _ in capture }
+            build(inputs)
+        }
+        #expect(weakInput == nil)
+        #expect(weakCapture == nil)
+    }
+
+    @Test func heterogeneousWhen() {
+        expectFreed { _ = when(fulfilled: $0[0], $0[1]) }
+        expectFreed { _ = when(fulfilled: $0[0], $0[1], $0[2]) }
+        expectFreed { _ = when(fulfilled: $0[0], $0[1].map { "\($0)" }, $0[2], Promise.value(true)) }
+    }
+
+    @Test func arraysOfAnyThenableAndAny() {
+        expectFreed { _ = when(fulfilled: $0.map { $0 as any Thenable }) }
+        expectFreed { _ = any($0) }
+    }
+
+    @Test func otherCombinators() {
+        expectFreed { _ = when(fulfilled: $0) }
+        expectFreed { _ = when(resolved: $0) }
+        expectFreed { _ = race($0) }
+        expectFreed { _ = race(fulfilled: $0) }
+        expectFreed { _ = some(2, $0) }
+        expectFreed { inputs in
+            let (second, third) = (inputs[1], inputs[2])
+            _ = inputs[0].then(on: nil) { _ in second }.recover(on: nil) { _ in third }
+        }
+    }
+}

@@ -25,10 +25,12 @@ final class LegacyDownloader {
     /// The README's first example: a resolver body that returns its cancel handler.
     func download(_ name: String, delay: TimeInterval) -> CancellablePromise<String> {
         CancellablePromise<String> { resolver in
-            let work = DispatchWorkItem { resolver.fulfill(name) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + delay)
+            timer.setEventHandler { resolver.fulfill(name) }
+            timer.resume()
             return {
-                work.cancel()
+                timer.cancel()
                 self.record("cancelled \(name)")
             }
         }

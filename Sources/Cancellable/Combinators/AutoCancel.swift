@@ -13,9 +13,12 @@ func combine<T, C: Thenable>(
 ) -> CancellablePromise<C.T> {
     let combined = CancellablePromise<C.T>()
     if autoCancel {
+        // Handles, not the inputs: the inputs' boxes lead to this box, so holding them here would close a
+        // cycle that an abandoned pending race could never leave.
+        let handles = inputs.map(\.handle)
         combined.promise.pipe { _ in
-            for input in inputs {
-                input.cancel()
+            for handle in handles {
+                handle.cancel()
             }
         }
     }

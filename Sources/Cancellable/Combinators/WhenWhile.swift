@@ -31,9 +31,10 @@ public func when<T>(
     isEnsured: Bool = false,
     autoCancel: Bool = false
 ) -> Promise<T> {
-    follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) {
+    let handle = cancellablePromise.handle
+    return follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) {
         if autoCancel {
-            cancellablePromise.cancel()
+            handle.cancel()
         }
     }
 }

@@ -43,7 +43,7 @@ public struct AllPromisesFailedError<T>: Error, @unchecked Sendable {
     // @unchecked Sendable: every promise held here is rejected, so its state never changes again, and
     // reading a resolved promise is thread-safe; no value of `T` is reachable from it.
 
-    /// The inputs, in input order; all of them rejected.
+    /// One rejected promise per input, in input order, with that input's error.
     public let promises: [Promise<T>]
 
     /// The inputs' errors, in input order.
@@ -61,7 +61,7 @@ public struct AllPromisesFailedError<T>: Error, @unchecked Sendable {
 /// ```
 ///
 /// Unlike `race`, it never returns before every input has settled. An empty array fulfills with `[]`. Rejects
-/// with ``AllPromisesFailedError`` when every input rejected.
+/// with ``AllPromisesFailedError`` (one rejected promise per input, with its error) when every input rejected.
 public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
     guard !thenables.isEmpty else {
         return .value([])
@@ -74,11 +74,9 @@ public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
             }
         }
         guard outcomes.contains(where: \.isSuccess) else {
-            throw AllPromisesFailedError(
-                promises: zip(thenables, results).map { thenable, result in
-                    (thenable as? Promise<U.T>) ?? Promise(box: .resolved(result))
-                }
-            )
+            // Made from the results, not the inputs: capturing the inputs here would close a cycle
+            // (join → inputs → join) that an abandoned pending `any` could never leave.
+            throw AllPromisesFailedError(promises: results.map { Promise(box: .resolved($0)) })
         }
         return outcomes
     }

@@ -7,6 +7,10 @@
 /// ```
 ///
 /// A `concurrently` below 1 rejects with ``PMKError/badInput`` without pulling.
+///
+/// > Note: the pending promises hold the iterator until it is exhausted or the outcome is decided. An
+/// > iterator that itself holds the promises (an array's) forms a cycle with them while they are pending;
+/// > prefer a lazy generator, as in the example.
 public func when<It: IteratorProtocol>(
     fulfilled promiseIterator: It,
     concurrently: Int

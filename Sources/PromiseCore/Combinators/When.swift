@@ -34,9 +34,7 @@ public func when<U: Thenable>(fulfilled promises: U...) -> Promise<Void> where U
 /// generic overload and fulfills with `[T]`, as it does in PromiseKit.
 @_disfavoredOverload
 public func when(fulfilled thenables: [any Thenable]) -> Promise<[Any]> {
-    joinFulfilled(thenables.map { $0.asVoid() }).map(on: nil) { _ in
-        thenables.map { $0.anyValue.unsafelyUnwrapped }
-    }
+    joinFulfilled(thenables.map { $0.erased() })
 }
 
 /// Waits for two promises of different types; fulfills with a tuple, or rejects with the first error.
@@ -45,8 +43,8 @@ public func when(fulfilled thenables: [any Thenable]) -> Promise<[Any]> {
 /// when(fulfilled: fetchUser(), fetchAvatar()).done { user, avatar in show(user, avatar) }
 /// ```
 public func when<U: Thenable, V: Thenable>(fulfilled pu: U, _ pv: V) -> Promise<(U.T, V.T)> {
-    joinFulfilled([pu.asVoid(), pv.asVoid()]).map(on: nil) { _ in
-        (pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped)
+    joinFulfilled([pu.erased(), pv.erased()]).map(on: nil) { values in
+        (values[0] as! U.T, values[1] as! V.T)
     }
 }
 
@@ -56,8 +54,8 @@ public func when<U: Thenable, V: Thenable, W: Thenable>(
     _ pv: V,
     _ pw: W
 ) -> Promise<(U.T, V.T, W.T)> {
-    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid()]).map(on: nil) { _ in
-        (pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped)
+    joinFulfilled([pu.erased(), pv.erased(), pw.erased()]).map(on: nil) { values in
+        (values[0] as! U.T, values[1] as! V.T, values[2] as! W.T)
     }
 }
 
@@ -68,11 +66,8 @@ public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(
     _ pw: W,
     _ px: X
 ) -> Promise<(U.T, V.T, W.T, X.T)> {
-    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid()]).map(on: nil) { _ in
-        (
-            pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped,
-            px.value.unsafelyUnwrapped
-        )
+    joinFulfilled([pu.erased(), pv.erased(), pw.erased(), px.erased()]).map(on: nil) { values in
+        (values[0] as! U.T, values[1] as! V.T, values[2] as! W.T, values[3] as! X.T)
     }
 }
 
@@ -84,11 +79,8 @@ public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable, Y: Thenable
     _ px: X,
     _ py: Y
 ) -> Promise<(U.T, V.T, W.T, X.T, Y.T)> {
-    joinFulfilled([pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid(), py.asVoid()]).map(on: nil) { _ in
-        (
-            pu.value.unsafelyUnwrapped, pv.value.unsafelyUnwrapped, pw.value.unsafelyUnwrapped,
-            px.value.unsafelyUnwrapped, py.value.unsafelyUnwrapped
-        )
+    joinFulfilled([pu.erased(), pv.erased(), pw.erased(), px.erased(), py.erased()]).map(on: nil) { values in
+        (values[0] as! U.T, values[1] as! V.T, values[2] as! W.T, values[3] as! X.T, values[4] as! Y.T)
     }
 }
 
@@ -174,8 +166,10 @@ public func when<U, V, W, X, Y>(
 }
 
 extension Thenable {
-    /// The value as `Any`, for `when(fulfilled: [any Thenable])`.
-    fileprivate var anyValue: Any? {
-        value
+    /// The value as `Any`, for joins of thenables of different types. The join collects values as they
+    /// arrive instead of reading the inputs afterwards: a closure holding the inputs would close a cycle
+    /// (join → inputs → join) that an abandoned pending join could never leave.
+    fileprivate func erased() -> Promise<Any> {
+        map(on: nil) { $0 as Any }
     }
 }

@@ -1,0 +1,92 @@
+import Cancellable
+import Dispatch
+import PromiseCore
+import TestSupport
+import Testing
+
+/// Every cancellable operation, over work that never resolves, then abandoned: the promises, their cancel
+/// handlers and everything the handlers captured are freed, and nothing is logged (SPEC §5.7).
+@Suite struct CancellableLeakTests {
+    func expectFreed(_ build: ([CancellablePromise<Int>]) -> Void) {
+        weak var weakInput: CancellablePromise<Int>?
+        weak var weakCapture: Tracked?
+        let events = LogCapture.events {
+            let capture = Tracked()
+            weakCapture = capture
+            let inputs = (0..<3).map { _ in CancellablePromise<Int> { _ in { _ = capture } } }
+            weakInput = inputs[0]
+            build(inputs)
+        }
+        #expect(weakInput == nil)
+        #expect(weakCapture == nil)
+        #expect(events.isEmpty)
+    }
+
+    @Test func chains() {
+        expectFreed { _ = $0[0].map(on: nil) { $0 }.done(on: nil) { _ in } }
+        // The closures capture only the promise they return: capturing `inputs` would make the caller's own
+        // cycle (the handler lives in `inputs[0]`).
+        expectFreed { inputs in
+            let second = inputs[1]
+            _ = inputs[0].then(on: nil) { _ in second }
+        }
+        expectFreed { inputs in
+            let second = inputs[1]
+            _ = inputs[0].recover(on: nil) { _ in second }.ensure(on: nil) {}
+        }
+        expectFreed { _ = $0[0].ensureThen(on: nil) { Promise.value }.catch(on: nil) { _ in } }
+        expectFreed { _ = $0[0].tap(on: nil) { _ in }.get(on: nil) { _ in }.compactMap(on: nil) { $0 }.asVoid() }
+    }
+
+    @Test func combinatorsWithAndWithoutAutoCancel() {
+        for autoCancel in [false, true] {
+            expectFreed { _ = race($0, autoCancel: autoCancel) }
+            expectFreed { _ = when(fulfilled: $0, autoCancel: autoCancel) }
+            expectFreed { _ = when(fulfilled: $0[0], $0[1], $0[2], autoCancel: autoCancel) }
+            expectFreed { _ = when(resolved: $0, autoCancel: autoCancel) }
+            expectFreed { _ = any($0, autoCancel: autoCancel) }
+            expectFreed { _ = some(2, $0, autoCancel: autoCancel) }
+            expectFreed {
+                _ = when($0[0], while: CancellablePromise<Void>.pending().promise.asPromise(), autoCancel: autoCancel)
+            }
+        }
+    }
+
+    @Test func wrappersAndTimeouts() {
+        expectFreed { _ = CancellablePromise(using: $0[0].asPromise(), cancel: {}) }
+        expectFreed { inputs in _ = CancellablePromise<Int>(wrapper: { _ in inputs[0].asPromise() }) }
+        expectFreed { _ = $0[0].asPromise().asCancellable() }
+    }
+
+    @Test func aPendingTimeoutHoldsTheWorksCancelHandlerUntilItFires() {
+        let scheduler = ManualScheduler()
+        let cancels = Shared(0)
+        weak var weakCapture: Tracked?
+        do {
+            let capture = Tracked()
+            weakCapture = capture
+            let input = CancellablePromise<Int> { _ in
+                {
+                    _ = capture
+                    cancels.increment()
+                }
+            }
+            _ = Schedulers.$current.withValue(scheduler) { input.timeout(seconds: 60) }
+        }
+        #expect(weakCapture != nil, "the timer must still be able to cancel the work")
+        scheduler.advance(by: .seconds(60))
+        #expect(cancels.current == 1)
+        #expect(weakCapture == nil)
+        #expect(scheduler.pendingCount == 0)
+    }
+
+    @Test func afterCancellationEverythingIsFreed() {
+        expectFreed { inputs in
+            race(inputs.map { $0.map(on: nil) { $0 } }, autoCancel: true).cancel()
+        }
+        expectFreed { inputs in
+            let second = inputs[1]
+            inputs[0].then(on: nil) { _ in second }.done(on: nil) { _ in }.cancel()
+        }
+    }
+}
