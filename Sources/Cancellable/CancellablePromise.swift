@@ -238,12 +238,14 @@ struct LinkSink<U> {
 
     /// Resolves the promise with `result` unless it was cancelled or resolved already.
     ///
+    /// - Parameter beforeResolving: runs once `result` has won but before anyone can observe it.
     /// - Returns: whether `result` won.
     @discardableResult
-    func settle(_ result: Result<U>, isChained: Bool = true) -> Bool {
+    func settle(_ result: Result<U>, isChained: Bool = true, beforeResolving: () -> Void = {}) -> Bool {
         guard case .resolve(let released) = state.withLock({ $0.resolve() }) else {
             return false
         }
+        beforeResolving()
         box.seal(result, isChained: isChained)
         withExtendedLifetime(released) {}  // the cancel actions are released here, outside the lock
         return true

@@ -10,8 +10,9 @@ extension CancellablePromise {
     /// }
     /// ```
     ///
-    /// The timeout is not a cancellation: `catch` with the default policy sees it. At the deadline the
-    /// returned promise rejects first, then this promise is cancelled (its cancel handler stops the work).
+    /// The timeout is not a cancellation: `catch` with the default policy sees it. At the deadline this promise
+    /// is cancelled (its cancel handler stops the work) and then the returned promise rejects, so whoever sees
+    /// the ``TimeoutError`` knows the work was already cancelled.
     /// Cancelling the returned promise cancels this one. The timer is released as soon as either resolves.
     ///
     /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
@@ -25,12 +26,12 @@ extension CancellablePromise {
         // itself lingers in Dispatch.
         let deadline = Locked<(sink: LinkSink<T>, upstream: CancelHandle<T>)?>((limited.sink, upstream))
         let expire = UncheckedSendable {
-            guard let (sink, upstream) = deadline.withLock({ $0.take() }),
-                sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false)
-            else {
-                return
+            guard let (sink, upstream) = deadline.withLock({ $0.take() }) else { return }
+            // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
+            // work has already been cancelled (and its cancellation cannot win over the timeout).
+            sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false) {
+                upstream.cancel()
             }
-            upstream.cancel()
         }
         guard seconds > 0 else {
             expire.value()

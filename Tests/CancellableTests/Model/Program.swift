@@ -1,0 +1,172 @@
+/// A random program over cancellable promises: the nodes it builds and the events it then applies.
+///
+/// Nodes form a forest: each node has at most one consumer, so the effects of one event do not depend on
+/// the order in which the implementation delivers them, and a sequential reference model can predict them
+/// exactly.
+struct Program: CustomStringConvertible {
+    enum Kind: Equatable {
+        /// Work the test controls: fulfilled, rejected or cancelled by events.
+        case root
+        /// `parent.map { $0 + k }`.
+        case map(parent: Int, k: Int)
+        /// `parent.recover { _ in .value(100) }` (default policy: cancellation passes through).
+        case recover(parent: Int)
+        /// `parent.ensure {}`.
+        case ensure(parent: Int)
+        /// `parent.then { _ in inner }`, where `inner` is a root.
+        case then(parent: Int, inner: Int)
+        /// A combinator over `inputs`; its result is reduced to an `Int` (see `Combinator`).
+        case combine(Combinator, inputs: [Int], autoCancel: Bool)
+    }
+
+    enum Combinator: Equatable {
+        case when, race, any
+        case some(Int)
+    }
+
+    enum Event: Equatable {
+        case fulfil(root: Int, value: Int)
+        case reject(root: Int)
+        case cancel(node: Int)
+    }
+
+    var nodes: [Kind] = []
+    var events: [Event] = []
+
+    /// The node that consumes `node`, if any.
+    func consumer(of node: Int) -> Int? {
+        nodes.indices.first { inputs(of: $0).contains(node) }
+    }
+
+    /// The nodes `node` reads from (for `then`: the parent and the inner root).
+    func inputs(of node: Int) -> [Int] {
+        switch nodes[node] {
+        case .root: return []
+        case .map(let parent, _), .recover(let parent), .ensure(let parent): return [parent]
+        case .then(let parent, let inner): return [parent, inner]
+        case .combine(_, let inputs, _): return inputs
+        }
+    }
+
+    /// The nodes that cancelling `node` cancels in turn (SPEC §5.5, §5.6).
+    func cancelTargets(of node: Int) -> [Int] {
+        switch nodes[node] {
+        case .root: return []
+        case .map(let parent, _), .recover(let parent), .ensure(let parent): return [parent]
+        case .then(let parent, let inner): return [parent, inner]
+        case .combine(_, let inputs, let autoCancel): return autoCancel ? inputs : []
+        }
+    }
+
+    var description: String {
+        let nodeLines = nodes.enumerated().map { "  n\($0.offset) = \($0.element)" }
+        let eventLines = events.map { "  \($0)" }
+        return (["nodes:"] + nodeLines + ["events:"] + eventLines).joined(separator: "\n")
+    }
+
+    /// A deterministic random program for `seed`.
+    static func random(seed: UInt64) -> Program {
+        var random = SplitMix64(seed: seed)
+        var program = Program()
+        let roots = random.next(in: 2...7)
+        program.nodes = Array(repeating: .root, count: roots)
+        var free = Set(0..<roots)  // nodes without a consumer yet
+        var freeRoots = Set(0..<roots)
+        for _ in 0..<random.next(in: 1...7) {
+            let available = free.sorted()
+            switch random.next(in: 0...9) {
+            case 0...4 where !available.isEmpty:
+                let parent = available[random.next(in: 0...(available.count - 1))]
+                let kind: Kind
+                switch random.next(in: 0...3) {
+                case 0: kind = .recover(parent: parent)
+                case 1: kind = .ensure(parent: parent)
+                case 2:
+                    let inners = freeRoots.subtracting([parent]).sorted()
+                    if let inner = inners.isEmpty ? nil : inners[random.next(in: 0...(inners.count - 1))] {
+                        kind = .then(parent: parent, inner: inner)
+                        free.remove(inner)
+                        freeRoots.remove(inner)
+                    } else {
+                        kind = .map(parent: parent, k: random.next(in: 1...9))
+                    }
+                default: kind = .map(parent: parent, k: random.next(in: 1...9))
+                }
+                free.remove(parent)
+                freeRoots.remove(parent)
+                program.nodes.append(kind)
+                free.insert(program.nodes.count - 1)
+            case 5...9 where available.count >= 2:
+                let count = random.next(in: 2...min(4, available.count))
+                var pool = available
+                var inputs: [Int] = []
+                for _ in 0..<count {
+                    inputs.append(pool.remove(at: random.next(in: 0...(pool.count - 1))))
+                }
+                let combinator: Combinator
+                switch random.next(in: 0...3) {
+                case 0: combinator = .when
+                case 1: combinator = .race
+                case 2: combinator = .any
+                default: combinator = .some(random.next(in: 1...count))
+                }
+                for input in inputs {
+                    free.remove(input)
+                    freeRoots.remove(input)
+                }
+                program.nodes.append(.combine(combinator, inputs: inputs, autoCancel: random.next(in: 0...1) == 1))
+                free.insert(program.nodes.count - 1)
+            default:
+                continue
+            }
+        }
+        // Every root gets one resolving event, so that every node resolves; then some noise: cancels anywhere,
+        // and roots resolved a second time.
+        for root in 0..<roots {
+            switch random.next(in: 0...4) {
+            case 0...2: program.events.append(.fulfil(root: root, value: random.next(in: 1...50)))
+            case 3: program.events.append(.reject(root: root))
+            default: program.events.append(.cancel(node: root))
+            }
+        }
+        for _ in 0..<random.next(in: 0...3) {
+            program.events.append(.cancel(node: random.next(in: 0...(program.nodes.count - 1))))
+        }
+        for _ in 0..<random.next(in: 0...2) {
+            let root = random.next(in: 0...(roots - 1))
+            program.events.append(
+                random.next(in: 0...1) == 0 ? .fulfil(root: root, value: random.next(in: 51...99)) : .reject(root: root)
+            )
+        }
+        random.shuffle(&program.events)
+        return program
+    }
+}
+
+/// A small, fast, seedable generator (Steele, Lea & Flood's SplitMix64), so a failing seed replays exactly.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func nextRaw() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(in range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(nextRaw() % UInt64(range.count))
+    }
+
+    mutating func shuffle<T>(_ array: inout [T]) {
+        guard array.count > 1 else { return }
+        for index in stride(from: array.count - 1, to: 0, by: -1) {
+            array.swapAt(index, next(in: 0...index))
+        }
+    }
+}
