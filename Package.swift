@@ -11,10 +11,17 @@ let package = Package(
     products: [
         .library(name: "PromiseCore", targets: ["PromiseCore"]),
         .library(name: "Cancellable", targets: ["Cancellable"]),
+        .library(name: "CancellableURLSession", targets: ["CancellableURLSession"]),
     ],
     targets: [
         .target(name: "PromiseCore", swiftSettings: swiftSettings),
         .target(name: "Cancellable", dependencies: ["PromiseCore"], swiftSettings: swiftSettings),
+        // URLSession methods returning CancellablePromises (Foundation/FoundationNetworking only).
+        .target(
+            name: "CancellableURLSession",
+            dependencies: ["Cancellable", "PromiseCore"],
+            swiftSettings: swiftSettings
+        ),
         // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler.
         .target(
             name: "TestSupport",
@@ -25,6 +32,13 @@ let package = Package(
         .testTarget(
             name: "PromiseCoreTests",
             dependencies: ["PromiseCore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // A real HTTP server on 127.0.0.1 (POSIX sockets) that records what each connection did.
+        .target(name: "LoopbackHTTPServer", path: "Tests/LoopbackHTTPServer", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CancellableURLSessionTests",
+            dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,33 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// The error a transfer rejects with when the server answers with a status outside 200–299.
+///
+/// ```swift
+/// session.cancellableData(for: request).catch { error in
+///     if let error = error as? HTTPStatusError, error.statusCode == 404 { showNotFound() }
+/// }
+/// ```
+public struct HTTPStatusError: Error, @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: `response` is an immutable value once the transfer has finished.
+
+    /// The response, with its status code and headers.
+    public let response: HTTPURLResponse
+    /// The body the server sent with the error status.
+    public let body: Data
+
+    public init(response: HTTPURLResponse, body: Data) {
+        self.response = response
+        self.body = body
+    }
+
+    /// The HTTP status code.
+    public var statusCode: Int { response.statusCode }
+
+    public var description: String {
+        "HTTP \(statusCode) from \(response.url?.absoluteString ?? "?") (\(body.count) body bytes)"
+    }
+}

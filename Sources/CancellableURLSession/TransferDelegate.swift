@@ -1,0 +1,125 @@
+import Cancellable
+import Foundation
+import PromiseCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Receives one task's callbacks (routed by ``TransferRouter``) and settles its promise.
+///
+/// URLSession calls its delegate on the session's delegate queue, one callback at a time, so the state below
+/// is confined to that queue; the only other entry point, `cancel()` of the promise, calls
+/// `URLSessionTask.cancel()`, which is thread-safe.
+final class TransferDelegate: @unchecked Sendable {
+    enum Sink {
+        /// Collect the body in memory.
+        case memory
+        /// Write the body to a file as it arrives.
+        case file(FileHandle, URL)
+    }
+
+    private let resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>
+    private let progress: (@Sendable (TransferProgress) -> Void)?
+    private let reportsUpload: Bool
+    private var sink: Sink
+    private var body = Data()
+    private var received: Int64 = 0
+    private var response: URLResponse?
+    private var fileError: Error?
+
+    init(
+        resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
+        sink: Sink,
+        reportsUpload: Bool,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) {
+        self.resolver = resolver
+        self.sink = sink
+        self.reportsUpload = reportsUpload
+        self.progress = progress
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        self.response = response
+        if case .file(let handle, let url) = sink, !response.isSuccess {
+            // An error body is not the file the caller asked for: keep it for the error instead.
+            try? handle.close()
+            try? FileManager.default.removeItem(at: url)
+            sink = .memory
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        received += Int64(data.count)
+        switch sink {
+        case .memory:
+            body.append(data)
+        case .file(let handle, _):
+            do {
+                try handle.write(contentsOf: data)
+            } catch {
+                fileError = error
+                dataTask.cancel()
+                return
+            }
+        }
+        if !reportsUpload, let progress {
+            let expected = dataTask.response?.expectedContentLength ?? -1
+            progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        guard reportsUpload, let progress else { return }
+        progress(
+            TransferProgress(
+                bytesTransferred: totalBytesSent,
+                totalBytesExpected: totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
+            )
+        )
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        var fileURL: URL?
+        if case .file(let handle, let url) = sink {
+            try? handle.close()
+            fileURL = url
+        }
+        if let error = fileError ?? error {
+            if let fileURL { try? FileManager.default.removeItem(at: fileURL) }
+            // A cancelled task means the promise was cancelled: it is already rejected, and this is ignored.
+            resolver.reject(error)
+            return
+        }
+        guard let response = response ?? task.response else {
+            resolver.reject(URLError(.badServerResponse))
+            return
+        }
+        if let http = response as? HTTPURLResponse, !response.isSuccess {
+            resolver.reject(HTTPStatusError(response: http, body: body))
+            return
+        }
+        resolver.fulfill((body, fileURL, response))
+    }
+}
+
+extension URLResponse {
+    /// Whether this is not an HTTP response, or an HTTP response with a status in 200–299.
+    var isSuccess: Bool {
+        guard let http = self as? HTTPURLResponse else { return true }
+        return (200...299).contains(http.statusCode)
+    }
+}

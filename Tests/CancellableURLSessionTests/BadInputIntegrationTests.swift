@@ -1,0 +1,108 @@
+import Cancellable
+import CancellableURLSession
+import Foundation
+import LoopbackHTTPServer
+import PromiseCore
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Bad input and failing servers give clear errors, never a crash, a hang or a half-written file.
+@Suite(.serialized) struct BadInputIntegrationTests {
+    typealias Mode = DownloadIntegrationTests.Mode
+
+    func failure<T>(of promise: CancellablePromise<T>) async -> Error? {
+        if case .failure(let error) = await promise.asPromise().asResult().async() {
+            return error
+        }
+        return nil
+    }
+
+    @Test(arguments: Mode.allCases)
+    func anUnreachablePortRejectsWithAURLError(mode: Mode) async throws {
+        // Bind a port, then close the server so that nothing listens there.
+        let server = try LoopbackHTTPServer { _ in .stall }
+        let url = server.url("/gone")
+        server.stop()
+        let error = await failure(of: DownloadIntegrationTests().makeSession(mode).cancellableData(from: url))
+        let urlError = try #require(error as? URLError, "got \(String(describing: error))")
+        #expect([.cannotConnectToHost, .networkConnectionLost, .cannotFindHost].contains(urlError.code))
+    }
+
+    @Test(arguments: Mode.allCases, [404, 500])
+    func errorStatusesRejectWithATypedErrorCarryingStatusAndBody(mode: Mode, status: Int) async throws {
+        let server = try LoopbackHTTPServer { _ in .status(status, body: Data("nope \(status)".utf8)) }
+        defer { server.stop() }
+        let error = await failure(
+            of: DownloadIntegrationTests().makeSession(mode).cancellableData(from: server.url("/x"))
+        )
+        let statusError = try #require(error as? HTTPStatusError, "got \(String(describing: error))")
+        #expect(statusError.statusCode == status)
+        #expect(String(decoding: statusError.body, as: UTF8.self) == "nope \(status)")
+        #expect(!error!.isCancelled)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func aDownloadWithAnErrorStatusLeavesNoFile(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in .status(404, body: Data("missing".utf8)) }
+        defer { server.stop() }
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("missing-\(UUID()).bin")
+        let request = URLRequest(url: server.url("/missing"))
+        let error = await failure(
+            of: DownloadIntegrationTests().makeSession(mode).cancellableDownload(for: request, to: destination)
+        )
+        #expect((error as? HTTPStatusError)?.statusCode == 404)
+        #expect((error as? HTTPStatusError)?.body == Data("missing".utf8))
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test(arguments: Mode.allCases)
+    func aServerThatClosesMidBodyRejects(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in .closeMidBody(contentLength: 100_000, sending: 10_000) }
+        defer { server.stop() }
+        let error = await failure(
+            of: DownloadIntegrationTests().makeSession(mode).cancellableData(from: server.url("/cut"))
+        )
+        #expect(error != nil, "a truncated body must not fulfill")
+        #expect(error?.isCancelled == false)
+    }
+
+    @Test(arguments: Mode.allCases, ["ftp://127.0.0.1/file", "http:///no-host", "relative/path"])
+    func anInvalidURLRejects(mode: Mode, text: String) async throws {
+        let url = try #require(URL(string: text))
+        let error = await failure(of: DownloadIntegrationTests().makeSession(mode).cancellableData(from: url))
+        #expect(error is URLError, "got \(String(describing: error))")
+    }
+
+    @Test(arguments: Mode.allCases)
+    func aDestinationThatCannotBeWrittenRejectsBeforeAnyRequest(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in .body(Data(count: 10)) }
+        defer { server.stop() }
+        let destination = URL(fileURLWithPath: "/nonexistent-directory-\(UUID())/file.bin")
+        let download = DownloadIntegrationTests().makeSession(mode)
+            .cancellableDownload(for: URLRequest(url: server.url("/x")), to: destination)
+        #expect(download.isRejected, "rejected at once")
+        let error = await failure(of: download)
+        #expect(error != nil && error?.isCancelled == false)
+        #expect(server.connections.isEmpty, "nothing was sent")
+    }
+
+    @Test(arguments: Mode.allCases)
+    func aCancelledDownloadLeavesNoFile(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in
+            .body(DownloadIntegrationTests.payload(4_000_000), chunkSize: 16_384, bytesPerSecond: 1_000_000)
+        }
+        defer { server.stop() }
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("cancelled-\(UUID()).bin")
+        let download = DownloadIntegrationTests().makeSession(mode)
+            .cancellableDownload(for: URLRequest(url: server.url("/big")), to: destination)
+        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 50_000 })
+        download.cancel()
+        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        // The file is removed when the task reports its cancellation; wait for that on the server's clock.
+        #expect(server.waitUntil(timeout: 5) { _ in !FileManager.default.fileExists(atPath: destination.path) })
+    }
+}

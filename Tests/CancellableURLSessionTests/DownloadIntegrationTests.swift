@@ -1,0 +1,181 @@
+import Cancellable
+import CancellableURLSession
+import Foundation
+import LoopbackHTTPServer
+import PromiseCore
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Real transfers against a real HTTP server on 127.0.0.1, started and stopped by each test. No mocks:
+/// what cancellation does to the connection is measured on the server side.
+@Suite(.serialized) struct DownloadIntegrationTests {
+    static let megabyte = 1_048_576
+
+    /// `size` bytes of a non-repeating-looking pattern, built cheaply (a 64 KiB block, repeated), so that even
+    /// large payloads cost nothing under the sanitizers.
+    static func payload(_ size: Int) -> Data {
+        let block = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7 &+ $0 >> 8) })
+        var data = Data(capacity: size)
+        while data.count < size {
+            data.append(block.prefix(size - data.count))
+        }
+        return data
+    }
+
+    /// Both ways a session can be set up: any session (completion handlers), or one made for live progress.
+    enum Mode: String, CaseIterable, Sendable {
+        case anySession, progressReporting
+    }
+
+    func makeSession(_ mode: Mode) -> URLSession {
+        switch mode {
+        case .anySession: return URLSession(configuration: .ephemeral)
+        case .progressReporting: return .withProgressReporting(configuration: .ephemeral)
+        }
+    }
+
+    @Test(arguments: Mode.allCases)
+    func dataFulfillsWithTheBodyAndReportsProgress(mode: Mode) async throws {
+        let body = Self.payload(300_000)
+        let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 50_000) }
+        defer { server.stop() }
+        let reports = Shared<[TransferProgress]>([])
+        let (data, response) = try await makeSession(mode)
+            .cancellableData(from: server.url("/file")) { reports.append($0) }
+            .async()
+        #expect(data == body)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        let seen = reports.current
+        #expect(mode == .anySession ? seen.count == 1 : seen.count > 1, "\(seen.count) reports")
+        #expect(seen.last?.bytesTransferred == Int64(body.count))
+        #expect(seen.last?.totalBytesExpected == Int64(body.count))
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.bytesTransferred <= $1.bytesTransferred })
+    }
+
+    @Test(arguments: Mode.allCases)
+    func cancellingARunningDownloadClosesTheConnectionWithin250Milliseconds(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in
+            .body(Self.payload(20 * Self.megabyte), chunkSize: 16_384, bytesPerSecond: 2 * Self.megabyte)
+        }
+        defer { server.stop() }
+        let received = Shared<Int64>(0)
+        let download = makeSession(mode).cancellableData(from: server.url("/big")) { progress in
+            received.withLock { $0 = progress.bytesTransferred }
+        }
+        // Wait, on the server's own records, until the transfer is well under way.
+        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 200_000 })
+        let cancelledAt = Date()
+        #expect(download.cancel())
+        #expect(download.isRejected, "the outcome is decided when cancel() returns")
+        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        let connection = try #require(server.connections.first)
+        let latency = try #require(connection.clientClosedAt).timeIntervalSince(cancelledAt)
+        print(
+            "[\(mode)] cancel → server saw the connection close after \(Int(latency * 1_000)) ms; \(connection.bytesSent) bytes sent"
+        )
+        #expect(latency < 0.25)
+        #expect(!connection.completed)
+        #expect(connection.bytesSent < 20 * Self.megabyte / 2, "the server stopped sending")
+        // The client's count stops too: whatever it reports, it never exceeds what the server sent.
+        #expect(received.current <= Int64(connection.bytesSent))
+        let result = await download.asPromise().asResult().async()
+        guard case .failure(let error) = result else {
+            Issue.record("a cancelled download must not fulfill")
+            return
+        }
+        #expect(error as? CancellablePromiseError == .cancelled)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func raceOfThreeMirrorsClosesTheLosersWithin250MillisecondsOfTheWinner(mode: Mode) async throws {
+        let size = 2 * Self.megabyte
+        let speeds = ["/fast": 8 * Self.megabyte, "/medium": 2 * Self.megabyte, "/slow": Self.megabyte]
+        let server = try LoopbackHTTPServer { request in
+            .body(Self.payload(size), chunkSize: 16_384, bytesPerSecond: speeds[request.path] ?? Self.megabyte)
+        }
+        defer { server.stop() }
+        let session = makeSession(mode)
+        let mirrors = ["/slow", "/fast", "/medium"].map { session.cancellableData(from: server.url($0)) }
+        let winner = try await race(mirrors, autoCancel: true).async()
+        #expect(winner.data.count == size)
+        #expect(
+            server.waitUntil(timeout: 5) { connections in
+                connections.count == 3 && connections.allSatisfy { $0.completed || $0.clientClosedAt != nil }
+            }
+        )
+        let connections = server.connections
+        let fast = try #require(connections.first { $0.path == "/fast" })
+        #expect(fast.completed)
+        let finishedAt = try #require(fast.finishedAt)
+        var loserBytes = 0
+        for loser in connections where loser.path != "/fast" {
+            let closedAt = try #require(loser.clientClosedAt, "\(loser.path) was not closed")
+            let delay = closedAt.timeIntervalSince(finishedAt)
+            print(
+                "[\(mode)] loser \(loser.path): \(loser.bytesSent) bytes, closed \(Int(delay * 1_000)) ms after the winner finished"
+            )
+            #expect(delay < 0.25)
+            #expect(!loser.completed)
+            loserBytes += loser.bytesSent
+        }
+        print("[\(mode)] losers transferred \(loserBytes) bytes in total")
+        #expect(mirrors.filter(\.isCancelled).count == 2)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func timeoutOnAStalledServerRejectsOnTimeAndClosesTheConnection(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in .stall }
+        defer { server.stop() }
+        let started = Date()
+        let result = await makeSession(mode).cancellableData(from: server.url("/stalled"))
+            .timeout(seconds: 0.3)
+            .asPromise().asResult().async()
+        let elapsed = Date().timeIntervalSince(started)
+        guard case .failure(let error) = result else {
+            Issue.record("a stalled transfer must time out")
+            return
+        }
+        #expect(error is TimeoutError)
+        #expect(elapsed >= 0.3 && elapsed < 1.0, "timed out after \(elapsed) s")
+        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        let closedAt = try #require(server.connections.first?.clientClosedAt)
+        #expect(closedAt.timeIntervalSince(started) < 0.3 + 0.25)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func downloadWritesTheFileAndReportsProgress(mode: Mode) async throws {
+        let body = Self.payload(500_000)
+        let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 65_536) }
+        defer { server.stop() }
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID()).bin")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let reports = Shared(0)
+        let (url, response) = try await makeSession(mode)
+            .cancellableDownload(for: URLRequest(url: server.url("/file")), to: destination) { _ in reports.increment()
+            }
+            .async()
+        #expect(url == destination)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(reports.current > 0)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func uploadSendsTheBodyAndReportsProgress(mode: Mode) async throws {
+        let server = try LoopbackHTTPServer { _ in .echo }
+        defer { server.stop() }
+        let body = Self.payload(200_000)
+        let sent = Shared<Int64>(0)
+        let (echoed, _) = try await makeSession(mode)
+            .cancellableUpload(for: URLRequest(url: server.url("/upload")), from: body) { progress in
+                sent.withLock { $0 = max($0, progress.bytesTransferred) }
+            }
+            .async()
+        #expect(echoed == body)
+        #expect(sent.current == Int64(body.count))
+    }
+}

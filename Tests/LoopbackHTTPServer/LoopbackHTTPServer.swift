@@ -1,0 +1,288 @@
+package import Foundation
+
+#if canImport(Darwin)
+import Darwin
+
+private func makeStreamSocket() -> Int32 { Darwin.socket(AF_INET, SOCK_STREAM, 0) }
+private let sendFlags: Int32 = 0
+#elseif canImport(Glibc)
+import Glibc
+
+private func makeStreamSocket() -> Int32 { Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+private let sendFlags = Int32(MSG_NOSIGNAL)
+#endif
+
+/// A small HTTP/1.1 server on 127.0.0.1 for integration tests: real sockets, no mocks.
+///
+/// Each connection is served on its own thread. The server records, per connection, how many body bytes it
+/// sent and when it saw the client go away — measured on the server side, so a test can prove that
+/// cancelling a download closes the connection and stops the transfer.
+package final class LoopbackHTTPServer: @unchecked Sendable {
+    // @unchecked Sendable: mutable state is behind `lock`; the listening socket is only closed once.
+
+    /// What the server does with a request.
+    package enum Response: Sendable {
+        /// 200 with `body`, sent in `chunkSize` pieces at most `bytesPerSecond` (unthrottled if `nil`).
+        case body(Data, chunkSize: Int = 16_384, bytesPerSecond: Int? = nil)
+        /// Any status with a small body.
+        case status(Int, body: Data)
+        /// Announces `contentLength` bytes, sends `sending` of them, then closes the connection.
+        case closeMidBody(contentLength: Int, sending: Int)
+        /// Reads the request and never answers, until the client goes away.
+        case stall
+        /// Echoes the request body back with 200.
+        case echo
+    }
+
+    package struct Request: Sendable {
+        package let method: String
+        package let path: String
+        package let body: Data
+    }
+
+    /// What happened on one connection.
+    package struct Connection: Sendable {
+        package let path: String
+        /// Body bytes written to the socket.
+        package var bytesSent = 0
+        /// When the server noticed the client had closed the connection; `nil` if it did not (yet).
+        package var clientClosedAt: Date?
+        /// When the server finished with the connection, for whatever reason.
+        package var finishedAt: Date?
+        /// Whether the whole response was sent.
+        package var completed = false
+    }
+
+    package let port: Int
+    private let socket: Int32
+    private let route: @Sendable (Request) -> Response
+    private let lock = NSLock()
+    private var records: [Connection] = []
+    private var isStopped = false
+    private let acceptorDone = DispatchSemaphore(value: 0)
+
+    /// Starts a server on an ephemeral loopback port.
+    package init(route: @escaping @Sendable (Request) -> Response) throws {
+        self.route = route
+        let listener = makeStreamSocket()
+        guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var reuse: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else {
+            close(listener)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        socket = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The URL of `path` on this server.
+    package func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Every connection so far.
+    package var connections: [Connection] {
+        lock.lock()
+        defer { lock.unlock() }
+        return records
+    }
+
+    /// Stops accepting connections; connections in progress finish on their own.
+    package func stop() {
+        lock.lock()
+        let wasStopped = isStopped
+        isStopped = true
+        lock.unlock()
+        guard !wasStopped else { return }
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+        acceptorDone.wait()
+    }
+
+    /// Waits (polling the server's own records, at most `timeout`) until `condition` holds.
+    package func waitUntil(timeout: TimeInterval = 10, _ condition: ([Connection]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition(connections) { return true }
+            usleep(2_000)
+        }
+        return condition(connections)
+    }
+
+    private func acceptLoop() {
+        defer { acceptorDone.signal() }
+        while true {
+            let client = accept(socket, nil, nil)
+            guard client >= 0 else { return }
+            lock.lock()
+            let stopped = isStopped
+            lock.unlock()
+            if stopped {
+                close(client)
+                return
+            }
+            Thread.detachNewThread { [self] in serve(client) }
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        #if canImport(Darwin)
+        var noSignal: Int32 = 1
+        setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        guard let request = readRequest(client) else { return }
+        let index = record(Connection(path: request.path))
+        defer { update(index) { $0.finishedAt = Date() } }
+        switch route(request) {
+        case .body(let body, let chunkSize, let bytesPerSecond):
+            guard writeAll(client, Data(header(200, length: body.count).utf8)) else { return }
+            stream(body, to: client, chunkSize: max(1, chunkSize), bytesPerSecond: bytesPerSecond, record: index)
+        case .status(let code, let body):
+            _ = writeAll(client, Data(header(code, length: body.count).utf8) + body)
+            update(index) {
+                $0.bytesSent = body.count
+                $0.completed = true
+            }
+        case .closeMidBody(let contentLength, let sending):
+            guard writeAll(client, Data(header(200, length: contentLength).utf8)) else { return }
+            _ = writeAll(client, Data(repeating: 0x61, count: sending))
+            update(index) { $0.bytesSent = sending }
+        case .stall:
+            waitForClientToClose(client)
+            update(index) { $0.clientClosedAt = Date() }
+        case .echo:
+            _ = writeAll(client, Data(header(200, length: request.body.count).utf8) + request.body)
+            update(index) {
+                $0.bytesSent = request.body.count
+                $0.completed = true
+            }
+        }
+    }
+
+    private func stream(_ body: Data, to client: Int32, chunkSize: Int, bytesPerSecond: Int?, record index: Int) {
+        let start = Date()
+        var sent = 0
+        while sent < body.count {
+            if clientHasClosed(client) {
+                update(index) { $0.clientClosedAt = Date() }
+                return
+            }
+            let end = min(sent + chunkSize, body.count)
+            guard writeAll(client, body[sent..<end]) else {
+                update(index) { $0.clientClosedAt = Date() }
+                return
+            }
+            sent = end
+            update(index) { $0.bytesSent = sent }
+            if let bytesPerSecond, bytesPerSecond > 0 {
+                // Throttle: do not get ahead of the schedule, and keep watching for the client leaving.
+                let due = start.addingTimeInterval(Double(sent) / Double(bytesPerSecond))
+                while Date() < due {
+                    if clientHasClosed(client) {
+                        update(index) { $0.clientClosedAt = Date() }
+                        return
+                    }
+                    usleep(UInt32(min(5_000, max(0, due.timeIntervalSinceNow) * 1_000_000)))
+                }
+            }
+        }
+        update(index) { $0.completed = true }
+    }
+
+    private func header(_ status: Int, length: Int) -> String {
+        let reason = [200: "OK", 404: "Not Found", 500: "Internal Server Error"][status] ?? "Status"
+        return "HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(length)\r\nContent-Type: application/octet-stream\r\n"
+            + "Connection: close\r\n\r\n"
+    }
+
+    private func readRequest(_ client: Int32) -> Request? {
+        var buffer = Data()
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while buffer.range(of: Data("\r\n\r\n".utf8)) == nil {
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+        let headerEnd = buffer.range(of: Data("\r\n\r\n".utf8))!
+        let head = String(decoding: buffer[..<headerEnd.lowerBound], as: UTF8.self)
+        var body = Data(buffer[headerEnd.upperBound...])
+        let lines = head.components(separatedBy: "\r\n")
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count >= 2 else { return nil }
+        let contentLength =
+            lines.dropFirst().compactMap { line -> Int? in
+                let pair = line.split(separator: ":", maxSplits: 1)
+                guard pair.count == 2, pair[0].lowercased() == "content-length" else { return nil }
+                return Int(pair[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
+        while body.count < contentLength {
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0 else { break }
+            body.append(contentsOf: chunk[0..<count])
+        }
+        return Request(method: String(parts[0]), path: String(parts[1]), body: body)
+    }
+
+    /// Whether the peer has closed its side: readable, and a peek reads end-of-file (or an error).
+    private func clientHasClosed(_ client: Int32) -> Bool {
+        var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        if descriptor.revents & Int16(POLLHUP | POLLERR) != 0 { return true }
+        var byte: UInt8 = 0
+        let count = recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    private func waitForClientToClose(_ client: Int32) {
+        while !clientHasClosed(client) {
+            var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 50)
+        }
+    }
+
+    private func writeAll<D: DataProtocol>(_ client: Int32, _ data: D) -> Bool {
+        let bytes = [UInt8](data)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                send(client, $0.baseAddress! + offset, $0.count - offset, sendFlags)
+            }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    private func record(_ connection: Connection) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        records.append(connection)
+        return records.count - 1
+    }
+
+    private func update(_ index: Int, _ change: (inout Connection) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        change(&records[index])
+    }
+}
