@@ -131,10 +131,13 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .stall }
         defer { server.stop() }
         let started = Date()
-        let result = await makeSession(mode).cancellableData(from: server.url("/stalled"))
-            .timeout(seconds: 0.3)
-            .asPromise().asResult().async()
-        let elapsed = Date().timeIntervalSince(started)
+        let rejectedAt = Shared<Date?>(nil)
+        let limited = makeSession(mode).cancellableData(from: server.url("/stalled")).timeout(seconds: 0.3)
+        // Timestamp the rejection where it happens, not after an `await`: a busy cooperative pool may resume
+        // the test late, and that is not what this test measures.
+        limited.pipe { _ in rejectedAt.withLock { $0 = Date() } }
+        let result = await limited.asPromise().asResult().async()
+        let elapsed = try #require(rejectedAt.current).timeIntervalSince(started)
         guard case .failure(let error) = result else {
             Issue.record("a stalled transfer must time out")
             return
