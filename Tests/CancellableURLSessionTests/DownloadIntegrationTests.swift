@@ -100,7 +100,11 @@ import FoundationNetworking
         defer { server.stop() }
         let session = makeSession(mode)
         let mirrors = ["/slow", "/fast", "/medium"].map { session.cancellableData(from: server.url($0)) }
-        let winner = try await race(mirrors, autoCancel: true).async()
+        let fastest = race(mirrors, autoCancel: true)
+        // The moment the race is decided, timestamped where it happens (an `await` may resume late).
+        let decidedAt = Shared<Date?>(nil)
+        fastest.pipe { _ in decidedAt.withLock { $0 = Date() } }
+        let winner = try await fastest.async()
         #expect(winner.data.count == size)
         #expect(
             server.waitUntil(timeout: 5) { connections in
@@ -111,14 +115,19 @@ import FoundationNetworking
         let fast = try #require(connections.first { $0.path == "/fast" })
         #expect(fast.completed)
         let finishedAt = try #require(fast.finishedAt)
+        let decided = try #require(decidedAt.current)
         var loserBytes = 0
         for loser in connections where loser.path != "/fast" {
             let closedAt = try #require(loser.clientClosedAt, "\(loser.path) was not closed")
-            let delay = closedAt.timeIntervalSince(finishedAt)
+            let sinceDecision = closedAt.timeIntervalSince(decided)
+            let sinceFinish = closedAt.timeIntervalSince(finishedAt)
             print(
-                "[\(mode)] loser \(loser.path): \(loser.bytesSent) bytes, closed \(Int(delay * 1_000)) ms after the winner finished"
+                "[\(mode)] loser \(loser.path): \(loser.bytesSent) bytes, closed \(Int(sinceFinish * 1_000)) ms after the "
+                    + "winner finished (\(Int(sinceDecision * 1_000)) ms after the race was decided)"
             )
-            #expect(delay < 0.25)
+            // What the library controls: from the decision to the closed connection. (From the winner's last
+            // byte, URLSession's own delivery of the completion adds to it, more so on a loaded machine.)
+            #expect(sinceDecision < 0.25)
             #expect(!loser.completed)
             loserBytes += loser.bytesSent
         }
