@@ -41,6 +41,12 @@ let package = Package(
             dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CancellableTests",
             dependencies: ["Cancellable", "PromiseCore", "TestSupport"],

@@ -19,6 +19,7 @@ public enum CancellablePromiseError: Error, CancellableError, Sendable {
 }
 
 extension CancellablePromiseError: LocalizedError {
+    /// "The promise was cancelled".
     public var errorDescription: String? {
         "The promise was cancelled"
     }
@@ -37,12 +38,14 @@ public struct TimeoutError: Error, Sendable, Equatable {
     /// The interval that passed, in seconds.
     public let seconds: TimeInterval
 
+    /// Makes the error for a timeout of `seconds`.
     public init(seconds: TimeInterval) {
         self.seconds = seconds
     }
 }
 
 extension TimeoutError: LocalizedError {
+    /// "The operation timed out after N seconds".
     public var errorDescription: String? {
         "The operation timed out after \(seconds) seconds"
     }

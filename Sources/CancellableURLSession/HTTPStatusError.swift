@@ -19,6 +19,7 @@ public struct HTTPStatusError: Error, @unchecked Sendable, CustomStringConvertib
     /// The body the server sent with the error status.
     public let body: Data
 
+    /// Makes the error for `response` and the `body` that came with it.
     public init(response: HTTPURLResponse, body: Data) {
         self.response = response
         self.body = body
@@ -27,6 +28,7 @@ public struct HTTPStatusError: Error, @unchecked Sendable, CustomStringConvertib
     /// The HTTP status code.
     public var statusCode: Int { response.statusCode }
 
+    /// `HTTP 404 from <url> (N body bytes)`.
     public var description: String {
         "HTTP \(statusCode) from \(response.url?.absoluteString ?? "?") (\(body.count) body bytes)"
     }

@@ -11,6 +11,7 @@ public struct TransferProgress: Sendable, Equatable {
     /// The total the server announced, if it did (`Content-Length`).
     public let totalBytesExpected: Int64?
 
+    /// Makes a progress report.
     public init(bytesTransferred: Int64, totalBytesExpected: Int64?) {
         self.bytesTransferred = bytesTransferred
         self.totalBytesExpected = totalBytesExpected

@@ -54,7 +54,11 @@ extension CatchMixin {
     /// fetchFromNetwork().recover { _ in fetchFromCache() }
     /// ```
     ///
-    /// - Parameter policy: whether `body` sees cancellation errors; skipped errors pass through.
+    /// - Parameters:
+    ///   - on: the queue `body` runs on; `nil` runs it inline.
+    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - policy: whether `body` sees cancellation errors; skipped errors pass through.
+    ///   - body: returns the recovery; throwing rejects the chain with the thrown error.
     /// - Returns: a promise that fulfills with the original value or resolves like the recovery.
     public func recover<U: Thenable>(
         on: DispatchQueue? = conf.Q.map,

@@ -46,6 +46,7 @@ public struct PMKConfiguration: Sendable {
     /// Receives ``LogEvent``s. The default prints them. It may be called from any thread.
     public var logHandler: @Sendable (LogEvent) -> Void = PMKConfiguration.printLogEvent
 
+    /// The defaults: main queues, ``CatchPolicy/allErrorsExceptCancellation``, and a log handler that prints.
     public init() {}
 
     private static func printLogEvent(_ event: LogEvent) {

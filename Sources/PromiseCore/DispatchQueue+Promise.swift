@@ -2,6 +2,7 @@ public import Dispatch
 
 /// Disambiguates `DispatchQueue.async(.promise) { … }` from Dispatch's own `async`.
 public enum PMKNamespacer: Sendable {
+    /// Selects the promise-returning `DispatchQueue.async(_:group:qos:flags:execute:)`.
     case promise
 }
 

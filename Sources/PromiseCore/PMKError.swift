@@ -59,6 +59,7 @@ extension PMKError: Equatable {
 }
 
 extension PMKError: CustomDebugStringConvertible {
+    /// What went wrong, in a sentence.
     public var debugDescription: String {
         switch self {
         case .invalidCallingConvention:
@@ -82,6 +83,7 @@ extension PMKError: CustomDebugStringConvertible {
 }
 
 extension PMKError: LocalizedError {
+    /// The same sentence as ``debugDescription``, for `localizedDescription`.
     public var errorDescription: String? {
         debugDescription
     }

@@ -128,6 +128,7 @@ extension Promise {
 }
 
 extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `Promise(pending)`, `Promise(value)` or `Promise(error)`.
     public var description: String {
         switch result {
         case nil: return "Promise(pending)"
@@ -136,6 +137,7 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
         }
     }
 
+    /// Like ``description``, with the value type: `Promise<Int>.fulfilled(1)`.
     public var debugDescription: String {
         switch result {
         case nil: return "Promise<\(T.self)>.pending"

@@ -2,7 +2,7 @@
 ///
 /// This is PromiseKit's `Result`, kept for source compatibility (it shadows `Swift.Result` in files that
 /// import PromiseCore; write `Swift.Result` for the standard library's). Convert with
-/// ``Result/init(_:)`` and `Swift.Result(_:)`.
+/// `PromiseCore.Result(_:)` and `Swift.Result(_:)`.
 ///
 /// ```swift
 /// promise.tap { result in

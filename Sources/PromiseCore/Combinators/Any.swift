@@ -1,4 +1,4 @@
-/// One input's outcome in the result of ``any(_:)-(_)``: its value or its error.
+/// One input's outcome in the result of `any(_:)`: its value or its error.
 ///
 /// ```swift
 /// any(mirrors.map { fetch($0) }).done { outcomes in
@@ -32,7 +32,7 @@ public enum Maybe<T> {
 
 extension Maybe: Sendable where T: Sendable {}
 
-/// What ``any(_:)-(_)`` rejects with when every input rejected.
+/// What `any(_:)` rejects with when every input rejected.
 ///
 /// ```swift
 /// any(requests).catch { error in
