@@ -198,19 +198,10 @@ extension CatchMixin where T == Void {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping (Error) -> Void
     ) -> Guarantee<Void> {
-        let box = Box<Void>.pending()
-        pipe { result in
-            switch result {
-            case .fulfilled:
-                box.resolveChained(result)
-            case .rejected(let error):
-                dispatch(on: on, flags: flags) {
-                    body(error)
-                    box.resolveChained(.fulfilled(()))
-                }
-            }
+        recover(on: on, flags: flags) { (error: Error) -> Guarantee<Void> in
+            body(error)
+            return .value
         }
-        return Guarantee(box: box)
     }
 
     /// Handles an error, or rethrows it to keep the chain rejected.
