@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Benchmarks live in their own package so that the library stays dependency-free.
+// Run: swift run -c release --package-path Benchmarks promise-benchmarks
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"])
+    ],
+    dependencies: [
+        .package(name: "PromiseCore", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PromiseBenchmarks",
+            dependencies: [
+                .product(name: "PromiseCore", package: "PromiseCore"),
+                .product(name: "Cancellable", package: "PromiseCore"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

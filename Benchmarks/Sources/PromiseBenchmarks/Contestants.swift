@@ -1,0 +1,456 @@
+import Cancellable
+import Dispatch
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import OpenCombine
+import PromiseCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resident memory of this process, from /proc/self/statm (Linux); 0 elsewhere.
+func residentBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// Bytes per element held by `make`: resident-set growth while `count` of them are alive, minus the array
+/// of references holding them. Run in a fresh child process, so that no freed heap is reused.
+func bytesPerElement<T>(_ count: Int, _ make: () -> T) -> Double {
+    var keep: [T] = []
+    keep.reserveCapacity(count)
+    for index in 0..<count { keep.append(make()); if index == 0 { keep.removeAll(keepingCapacity: true) } }
+    let before = residentBytes()
+    for _ in 0..<count { keep.append(make()) }
+    let after = residentBytes()
+    blackHole(keep)
+    return Double(after - before) / Double(count)
+}
+
+/// A mutable value for callbacks that must be `@Sendable` (NIO's), in single-threaded workloads.
+final class Accumulator: @unchecked Sendable {
+    var value = 0
+    var flag = false
+}
+
+final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: only touched under `lock`, or by one thread at a time as the workload says.
+    let lock = NSLock()
+    var value = 0
+    let target: Int
+    let done = DispatchSemaphore(value: 0)
+
+    init(target: Int) { self.target = target }
+
+    func increment() {
+        lock.lock()
+        value += 1
+        let finished = value == target
+        lock.unlock()
+        if finished { done.signal() }
+    }
+}
+
+// MARK: - PromiseCore
+
+struct PromiseCoreContestant: Contestant {
+    let name = "PromiseCore"
+    let mode = "inline (on: nil)"
+
+    func createFulfilHandler(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let (promise, resolver) = Promise<Int>.pending()
+                _ = promise.done(on: nil) { sum &+= $0 }
+                resolver.fulfill(index)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func chain(_ links: Int) -> Double? {
+        let (root, resolver) = Promise<Int>.pending()
+        var last = root
+        for _ in 0..<links { last = last.map(on: nil) { $0 &+ 1 } }
+        return measure(units: links) { resolver.fulfill(0) }
+    }
+
+    func deepChain(_ links: Int) {
+        let (root, resolver) = Promise<Int>.pending()
+        var last = root
+        for _ in 0..<links { last = last.map(on: nil) { $0 &+ 1 } }
+        resolver.fulfill(0)
+        precondition(last.value == links)
+    }
+
+    func when(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in Promise<Int>.pending() }
+        return measure(units: count) {
+            let all = PromiseCore.when(fulfilled: pending.map(\.promise))
+            for (index, item) in pending.enumerated() { item.resolver.fulfill(index) }
+            precondition(all.value?.count == count)
+        }
+    }
+
+    func race(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in Promise<Int>.pending() }
+        return measure(units: count) {
+            let first = PromiseCore.race(pending.map(\.promise))
+            pending[count / 2].resolver.fulfill(1)
+            precondition(first.value == 1)
+        }
+    }
+
+    func raceAutoCancel(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in CancellablePromise<Int>.pending() }
+        return measure(units: count) {
+            let first = raceCancellingLosers(pending.map(\.promise))
+            pending[count / 2].resolver.fulfill(1)
+            precondition(first.value == 1 && pending[0].promise.isCancelled)
+        }
+    }
+
+    func anySome(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in Promise<Int>.pending() }
+        return measure(units: count) {
+            let everything = PromiseCore.any(pending.map(\.promise))
+            let half = PromiseCore.some(count / 2, pending.map(\.promise))
+            for (index, item) in pending.enumerated() { item.resolver.fulfill(index) }
+            precondition(everything.value?.count == count && half.value?.count == count / 2)
+        }
+    }
+
+    func crossThread(_ count: Int) -> Double? {
+        let counter = Counter(target: count)
+        let pending = (0..<count).map { _ in Promise<Int>.pending() }
+        for item in pending { _ = item.promise.done(on: nil) { _ in counter.increment() } }
+        let resolvers = UncheckedBox(pending.map(\.resolver))
+        return measure(units: count) {
+            Thread.detachNewThread { for resolver in resolvers.value { resolver.fulfill(1) } }
+            counter.done.wait()
+        }
+    }
+
+    func bytesPerPendingPromise(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> (Promise<Int>, PromiseCore.Resolver<Int>) in
+            let (promise, resolver) = Promise<Int>.pending()
+            _ = promise.done(on: nil) { _ in }
+            return (promise, resolver)
+        }
+    }
+}
+
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+// MARK: - The floor
+
+struct FloorContestant: Contestant {
+    let name = "floor"
+    let mode = "inline, recursive"
+
+    func createFulfilHandler(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = FloorPromise<Int>()
+                promise.whenFulfilled { sum &+= $0 }
+                promise.fulfill(index)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func chain(_ links: Int) -> Double? {
+        let root = FloorPromise<Int>()
+        var last = root
+        for _ in 0..<links { last = last.map { $0 &+ 1 } }
+        return measure(units: links) { root.fulfill(0) }
+    }
+
+    func deepChain(_ links: Int) {
+        let root = FloorPromise<Int>()
+        var last = root
+        for _ in 0..<links { last = last.map { $0 &+ 1 } }
+        root.fulfill(0)
+        precondition(last.current == links)
+    }
+
+    func when(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in FloorPromise<Int>() }
+        return measure(units: count) {
+            let all = FloorPromise.all(pending)
+            for (index, promise) in pending.enumerated() { promise.fulfill(index) }
+            precondition(all.current?.count == count)
+        }
+    }
+
+    func race(_ count: Int) -> Double? {
+        let pending = (0..<count).map { _ in FloorPromise<Int>() }
+        return measure(units: count) {
+            let first = FloorPromise.race(pending)
+            pending[count / 2].fulfill(1)
+            precondition(first.current == 1)
+        }
+    }
+
+    func crossThread(_ count: Int) -> Double? {
+        let counter = Counter(target: count)
+        let pending = (0..<count).map { _ in FloorPromise<Int>() }
+        for promise in pending { promise.whenFulfilled { _ in counter.increment() } }
+        let promises = UncheckedBox(pending)
+        return measure(units: count) {
+            Thread.detachNewThread { for promise in promises.value { promise.fulfill(1) } }
+            counter.done.wait()
+        }
+    }
+
+    func bytesPerPendingPromise(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> FloorPromise<Int> in
+            let promise = FloorPromise<Int>()
+            promise.whenFulfilled { _ in }
+            return promise
+        }
+    }
+}
+
+// MARK: - SwiftNIO
+
+/// NIO's futures complete on their event loop. Single-threaded workloads use an `EmbeddedEventLoop`, which
+/// runs callbacks inline on the calling thread (NIO's cheapest path). The cross-thread workload uses a real
+/// `NIOPosix` loop: handlers are attached on the loop, and the fulfilling thread hands each completion to the
+/// loop with `execute`, as NIO requires.
+struct NIOContestant: Contestant {
+    let name = "SwiftNIO"
+    let mode = "EmbeddedEventLoop, inline"
+    let loop = EmbeddedEventLoop()
+
+    func createFulfilHandler(_ count: Int) -> Double? {
+        let sum = Accumulator()
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = loop.makePromise(of: Int.self)
+                promise.futureResult.whenSuccess { sum.value &+= $0 }
+                promise.succeed(index)
+            }
+            blackHole(sum.value)
+        }
+    }
+
+    func chain(_ links: Int) -> Double? {
+        let root = loop.makePromise(of: Int.self)
+        var last = root.futureResult
+        for _ in 0..<links { last = last.map { $0 &+ 1 } }
+        let result = measure(units: links) { root.succeed(0) }
+        blackHole(last)
+        return result
+    }
+
+    func deepChain(_ links: Int) {
+        let root = loop.makePromise(of: Int.self)
+        var last = root.futureResult
+        for _ in 0..<links { last = last.map { $0 &+ 1 } }
+        root.succeed(0)
+        let value = Accumulator()
+        last.whenSuccess { value.value = $0 }
+        precondition(value.value == links)
+    }
+
+    func when(_ count: Int) -> Double? {
+        let promises = (0..<count).map { _ in loop.makePromise(of: Int.self) }
+        return measure(units: count) {
+            let all = EventLoopFuture.whenAllSucceed(promises.map(\.futureResult), on: loop)
+            for (index, promise) in promises.enumerated() { promise.succeed(index) }
+            let values = Accumulator()
+            all.whenSuccess { values.value = $0.count }
+            precondition(values.value == count)
+        }
+    }
+
+    func race(_ count: Int) -> Double? {
+        let promises = (0..<count).map { _ in loop.makePromise(of: Int.self) }
+        let result = measure(units: count) {
+            // NIO has no race; the first success completes a promise (a second completion would trap).
+            let winner = loop.makePromise(of: Int.self)
+            let decided = Accumulator()
+            for promise in promises {
+                promise.futureResult.whenSuccess { value in
+                    guard !decided.flag else { return }
+                    decided.flag = true
+                    winner.succeed(value)
+                }
+            }
+            promises[count / 2].succeed(1)
+            let value = Accumulator()
+            winner.futureResult.whenSuccess { value.value = $0 }
+            precondition(value.value == 1)
+        }
+        for (index, promise) in promises.enumerated() where index != count / 2 { promise.succeed(0) }
+        return result
+    }
+
+    func crossThread(_ count: Int) -> Double? {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let realLoop = group.next()
+        let counter = Counter(target: count)
+        let promises = try! realLoop.submit {
+            (0..<count).map { _ -> EventLoopPromise<Int> in
+                let promise = realLoop.makePromise(of: Int.self)
+                promise.futureResult.whenSuccess { _ in counter.increment() }
+                return promise
+            }
+        }.wait()
+        return measure(units: count) {
+            Thread.detachNewThread {
+                for promise in promises { realLoop.execute { promise.succeed(1) } }
+            }
+            counter.done.wait()
+        }
+    }
+
+    func bytesPerPendingPromise(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> EventLoopPromise<Int> in
+            let promise = loop.makePromise(of: Int.self)
+            promise.futureResult.whenSuccess { _ in }
+            return promise
+        }
+    }
+}
+
+// MARK: - Swift Concurrency
+
+/// A continuation resumed by the producer and awaited by one task; `TaskGroup` for the combinators, with
+/// `cancelAll()` for a race that cancels its losers. The harness blocks on a semaphore until the async work
+/// is done.
+struct ConcurrencyContestant: Contestant {
+    let name = "Swift Concurrency"
+    let mode = "tasks on the cooperative pool"
+
+    private func run(_ body: @escaping @Sendable () async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await body()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    func createFulfilHandler(_ count: Int) -> Double? {
+        measure(units: count) {
+            run {
+                var sum = 0
+                for index in 0..<count {
+                    sum &+= await withCheckedContinuation { $0.resume(returning: index) }
+                }
+                blackHole(sum)
+            }
+        }
+    }
+
+    func when(_ count: Int) -> Double? {
+        measure(units: count) {
+            run {
+                let values = await withTaskGroup(of: Int.self) { group in
+                    for index in 0..<count { group.addTask { index } }
+                    var all: [Int] = []
+                    for await value in group { all.append(value) }
+                    return all
+                }
+                precondition(values.count == count)
+            }
+        }
+    }
+
+    func race(_ count: Int) -> Double? {
+        measure(units: count) {
+            run {
+                let first = await withTaskGroup(of: Int.self) { group in
+                    for index in 0..<count { group.addTask { index } }
+                    let first = await group.next()
+                    group.cancelAll()
+                    return first
+                }
+                precondition(first != nil)
+            }
+        }
+    }
+
+    func raceAutoCancel(_ count: Int) -> Double? {
+        measure(units: count) {
+            run {
+                let first = await withTaskGroup(of: Int.self) { group in
+                    for index in 0..<count {
+                        group.addTask {
+                            if index == count / 2 { return 1 }
+                            try? await Task.sleep(for: .seconds(60))  // cancelled by cancelAll()
+                            return 0
+                        }
+                    }
+                    let first = await group.next()
+                    group.cancelAll()
+                    return first
+                }
+                precondition(first == 1)
+            }
+        }
+    }
+}
+
+// MARK: - OpenCombine
+
+/// `Future`, subscribed with `sink`; a sequence of futures flattened then `collect`ed for all, or `first` for a
+/// race (OpenCombine 0.14 has no `MergeMany`).
+/// Everything runs inline on the calling thread.
+struct OpenCombineContestant: Contestant {
+    let name = "OpenCombine"
+    let mode = "inline (sink)"
+
+    func createFulfilHandler(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                var fulfil: ((Swift.Result<Int, Never>) -> Void)?
+                let future = Future<Int, Never> { fulfil = $0 }
+                let subscription = future.sink { sum &+= $0 }
+                fulfil?(.success(index))
+                blackHole(subscription)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func when(_ count: Int) -> Double? {
+        var fulfils: [(Swift.Result<Int, Never>) -> Void] = []
+        let futures = (0..<count).map { _ in Future<Int, Never> { fulfils.append($0) } }
+        return measure(units: count) {
+            var values = 0
+            let subscription = Publishers.Sequence<[Future<Int, Never>], Never>(sequence: futures).flatMap { $0 }
+                .collect().sink { values = $0.count }
+            for (index, fulfil) in fulfils.enumerated() { fulfil(.success(index)) }
+            precondition(values == count)
+            blackHole(subscription)
+        }
+    }
+
+    func race(_ count: Int) -> Double? {
+        var fulfils: [(Swift.Result<Int, Never>) -> Void] = []
+        let futures = (0..<count).map { _ in Future<Int, Never> { fulfils.append($0) } }
+        return measure(units: count) {
+            var value = 0
+            let subscription = Publishers.Sequence<[Future<Int, Never>], Never>(sequence: futures).flatMap { $0 }
+                .first().sink { value = $0 }
+            fulfils[count / 2](.success(1))
+            precondition(value == 1)
+            blackHole(subscription)
+        }
+    }
+}
