@@ -26,6 +26,7 @@ extension CatchMixin {
     ///   - policy: whether `body` sees cancellation errors. The default skips them.
     ///   - body: the error handler.
     /// - Returns: a finalizer, to run something whether or not an error happened.
+    @inlinable
     @discardableResult
     public func `catch`(
         on: DispatchQueue? = conf.Q.return,
@@ -60,6 +61,7 @@ extension CatchMixin {
     ///   - policy: whether `body` sees cancellation errors; skipped errors pass through.
     ///   - body: returns the recovery; throwing rejects the chain with the thrown error.
     /// - Returns: a promise that fulfills with the original value or resolves like the recovery.
+    @inlinable
     public func recover<U: Thenable>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -91,6 +93,7 @@ extension CatchMixin {
     /// ```swift
     /// let name: Guarantee<String> = fetchName().recover { _ in .value("Guest") }
     /// ```
+    @inlinable
     @discardableResult
     public func recover(
         on: DispatchQueue? = conf.Q.map,
@@ -117,6 +120,7 @@ extension CatchMixin {
     /// spinner.start()
     /// fetchUser().ensure { spinner.stop() }.done { show($0) }.catch { show($0) }
     /// ```
+    @inlinable
     public func ensure(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -138,6 +142,7 @@ extension CatchMixin {
     /// ```swift
     /// upload(file).ensureThen { removeTemporaryFile() }   // returns Guarantee<Void>
     /// ```
+    @inlinable
     public func ensureThen(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -154,6 +159,7 @@ extension CatchMixin {
     /// ```swift
     /// download(file).ensureThen { session.close() }   // returns Promise<Void>
     /// ```
+    @inlinable
     public func ensureThen(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -178,6 +184,7 @@ extension CatchMixin {
     /// ```swift
     /// analytics.send(event).cauterize()
     /// ```
+    @inlinable
     @discardableResult
     public func cauterize() -> PMKFinalizer {
         self.catch { error in
@@ -192,6 +199,7 @@ extension CatchMixin where T == Void {
     /// ```swift
     /// save(document).recover { error in log(error) }.done { close() }
     /// ```
+    @inlinable
     @discardableResult
     public func recover(
         on: DispatchQueue? = conf.Q.map,
@@ -211,6 +219,7 @@ extension CatchMixin where T == Void {
     ///     guard error is DiskFullError else { throw error }
     /// }
     /// ```
+    @inlinable
     public func recover(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -239,6 +248,7 @@ extension CatchMixin where T == Void {
 
 extension CatchPolicy {
     /// Whether a handler with this policy sees `error`.
+    @usableFromInline
     package func handles(_ error: Error) -> Bool {
         self == .allErrors || !error.isCancelled
     }
@@ -254,11 +264,14 @@ extension CatchPolicy {
 /// ```
 public final class PMKFinalizer: @unchecked Sendable {
     // @unchecked Sendable: its only state is `box`, which is thread-safe behind its own lock.
+    @usableFromInline
     let box = Box<Void>.pending()
 
+    @usableFromInline
     init() {}
 
     /// Runs `body` once the chain has finished and any `catch` handler has run.
+    @inlinable
     public func finally(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,

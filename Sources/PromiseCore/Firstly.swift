@@ -9,6 +9,7 @@
 /// ```
 ///
 /// - Returns: a promise that resolves like the one `body` returns, or rejects with the error it throws.
+@inlinable
 public func firstly<U: Thenable>(execute body: () throws -> U) -> Promise<U.T> {
     do {
         let promise = Promise<U.T>(box: .pending())
@@ -24,6 +25,7 @@ public func firstly<U: Thenable>(execute body: () throws -> U) -> Promise<U.T> {
 /// ```swift
 /// firstly { after(seconds: 1) }.done { print("tick") }
 /// ```
+@inlinable
 public func firstly<T>(execute body: () -> Guarantee<T>) -> Guarantee<T> {
     body()
 }

@@ -9,8 +9,10 @@ public import Dispatch
 /// after(seconds: 1).done { print("a second later") }
 /// ```
 public final class Guarantee<T>: Thenable {
+    @usableFromInline
     package let box: Box<T>
 
+    @usableFromInline
     package init(box: Box<T>) {
         self.box = box
     }
@@ -23,12 +25,14 @@ public final class Guarantee<T>: Thenable {
     ///
     /// > Note: if the guarantee is deallocated before the closure is called, ``LogEvent/pendingGuaranteeDeallocated``
     /// > is logged.
+    @inlinable
     public init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
         box = .pending(abandonmentEvent: .pendingGuaranteeDeallocated)
         body(Guarantee.resolveClosure(box))
     }
 
     /// Makes a resolved guarantee.
+    @inlinable
     public static func value(_ value: T) -> Guarantee<T> {
         Guarantee(box: .resolved(.fulfilled(value)))
     }
@@ -39,22 +43,26 @@ public final class Guarantee<T>: Thenable {
     /// let (guarantee, resolve) = Guarantee<Int>.pending()
     /// resolve(42)
     /// ```
+    @inlinable
     public static func pending() -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let box = Box<T>.pending(abandonmentEvent: .pendingGuaranteeDeallocated)
         return (Guarantee(box: box), resolveClosure(box))
     }
 
-    private static func resolveClosure(_ box: Box<T>) -> @Sendable (T) -> Void {
+    @usableFromInline
+    static func resolveClosure(_ box: Box<T>) -> @Sendable (T) -> Void {
         let box = UncheckedSendable(box)
         return { value in box.value.resolve(.fulfilled(value)) }
     }
 
     /// Calls `to` with the result once it is known (at once if it is known already).
+    @inlinable
     public func pipe(to: @escaping (Result<T>) -> Void) {
         box.append(to)
     }
 
     /// The result, or `nil` while pending.
+    @inlinable
     public var result: Result<T>? {
         box.result
     }
@@ -62,6 +70,7 @@ public final class Guarantee<T>: Thenable {
     /// Blocks the calling thread until the guarantee resolves.
     ///
     /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread``. Prefer `await guarantee.async()`.
+    @inlinable
     public func wait() -> T {
         guard case .fulfilled(let value) = waitForResult() else {
             preconditionFailure("Internal inconsistency: a guarantee rejected")
@@ -72,11 +81,13 @@ public final class Guarantee<T>: Thenable {
 
 extension Guarantee where T == Void {
     /// Makes a guarantee resolved with `()`.
+    @inlinable
     public convenience init() {
         self.init(box: .resolved(.fulfilled(())))
     }
 
     /// A guarantee resolved with `()`.
+    @inlinable
     public static var value: Guarantee<Void> {
         Guarantee(box: .resolved(.fulfilled(())))
     }
@@ -90,6 +101,7 @@ extension Guarantee {
     /// ```swift
     /// after(seconds: 1).done { hideToast() }
     /// ```
+    @inlinable
     @discardableResult
     public func done(
         on: DispatchQueue? = conf.Q.return,
@@ -103,6 +115,7 @@ extension Guarantee {
     }
 
     /// Looks at the value and passes it on.
+    @inlinable
     public func get(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -119,6 +132,7 @@ extension Guarantee {
     /// ```swift
     /// Guarantee.value(2).map { $0 * 21 }   // Guarantee<Int>
     /// ```
+    @inlinable
     public func map<U>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -134,6 +148,7 @@ extension Guarantee {
     /// ```swift
     /// after(seconds: 1).then { after(seconds: 1) }
     /// ```
+    @inlinable
     @discardableResult
     public func then<U>(
         on: DispatchQueue? = conf.Q.map,
@@ -146,11 +161,13 @@ extension Guarantee {
     }
 
     /// Discards the value.
+    @inlinable
     public func asVoid() -> Guarantee<Void> {
         map(on: nil) { _ in }
     }
 
     /// Runs `body` on `on` with the value; `body` resolves the box.
+    @usableFromInline
     func onValue<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
@@ -171,6 +188,7 @@ extension Guarantee {
 
 extension Guarantee {
     /// Makes a guarantee from a `Swift.Result` that cannot fail.
+    @inlinable
     public convenience init(_ result: Swift.Result<T, Never>) {
         switch result {
         case .success(let value): self.init(box: .resolved(.fulfilled(value)))

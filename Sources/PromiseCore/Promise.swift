@@ -14,8 +14,10 @@
 /// > Note: a promise may be shared between threads (when `T` is `Sendable`): resolving, chaining and
 /// > inspecting are thread-safe, and the first resolution wins.
 public final class Promise<T>: Thenable, CatchMixin {
+    @usableFromInline
     package let box: Box<T>
 
+    @usableFromInline
     package init(box: Box<T>) {
         self.box = box
     }
@@ -27,6 +29,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     ///     load { data, error in seal.resolve(data, error) }
     /// }
     /// ```
+    @inlinable
     public init(resolver body: (Resolver<T>) throws -> Void) {
         box = .pending()
         let resolver = Resolver(box)
@@ -42,6 +45,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// ```swift
     /// let promise = Promise(after(seconds: 1))   // Promise<Void>
     /// ```
+    @inlinable
     public init<U: Thenable>(_ bridge: U) where U.T == T {
         box = .pending()
         bridge.pipe(to: box.resolve)
@@ -52,6 +56,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// ```swift
     /// guard let url else { return Promise(error: URLError(.badURL)) }
     /// ```
+    @inlinable
     public init(error: Error) {
         box = .resolved(.rejected(error))
     }
@@ -61,6 +66,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// ```swift
     /// if let cached { return .value(cached) }
     /// ```
+    @inlinable
     public static func value(_ value: T) -> Promise<T> {
         Promise(box: .resolved(.fulfilled(value)))
     }
@@ -71,6 +77,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// let (promise, resolver) = Promise<Int>.pending()
     /// resolver.fulfill(42)
     /// ```
+    @inlinable
     public static func pending() -> (promise: Promise<T>, resolver: Resolver<T>) {
         let box = Box<T>.pending()
         return (Promise(box: box), Resolver(box))
@@ -78,11 +85,13 @@ public final class Promise<T>: Thenable, CatchMixin {
 
     /// Calls `to` with the result, once it is known (at once if it is known already), on the resolving
     /// thread.
+    @inlinable
     public func pipe(to: @escaping (Result<T>) -> Void) {
         box.append(to)
     }
 
     /// The result, or `nil` while pending.
+    @inlinable
     public var result: Result<T>? {
         box.result
     }
@@ -95,6 +104,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     ///
     /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread`` and deadlocks if the promise
     /// > needs the main queue to resolve. Prefer `await promise.async()`.
+    @inlinable
     public func wait() throws -> T {
         switch waitForResult() {
         case .fulfilled(let value): return value
@@ -105,11 +115,13 @@ public final class Promise<T>: Thenable, CatchMixin {
 
 extension Promise where T == Void {
     /// Makes a promise fulfilled with `()`.
+    @inlinable
     public convenience init() {
         self.init(box: .resolved(.fulfilled(())))
     }
 
     /// A promise fulfilled with `()`.
+    @inlinable
     public static var value: Promise<Void> {
         Promise(box: .resolved(.fulfilled(())))
     }
@@ -122,6 +134,7 @@ extension Promise {
     /// func parse(_ data: Data) -> Swift.Result<User, Error> { … }
     /// fetchData().then { Promise(parse($0)) }
     /// ```
+    @inlinable
     public convenience init<E: Error>(_ result: Swift.Result<T, E>) {
         self.init(box: .resolved(Result(result)))
     }
@@ -129,6 +142,7 @@ extension Promise {
 
 extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     /// `Promise(pending)`, `Promise(value)` or `Promise(error)`.
+    @inlinable
     public var description: String {
         switch result {
         case nil: return "Promise(pending)"
@@ -138,6 +152,7 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     }
 
     /// Like ``description``, with the value type: `Promise<Int>.fulfilled(1)`.
+    @inlinable
     public var debugDescription: String {
         switch result {
         case nil: return "Promise<\(T.self)>.pending"

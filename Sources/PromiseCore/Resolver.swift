@@ -12,15 +12,18 @@
 /// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
 /// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
 public final class Resolver<T> {
-    private enum Target {
+    @usableFromInline
+    enum Target {
         /// A plain promise: resolve its box.
         case box(Box<T>)
         /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
         case gate((Result<T>) -> Void)
     }
 
-    private let target: Target
+    @usableFromInline
+    let target: Target
 
+    @usableFromInline
     init(_ box: Box<T>) {
         target = .box(box)
     }
@@ -38,16 +41,19 @@ public final class Resolver<T> {
     }
 
     /// Fulfills the promise with `value`.
+    @inlinable
     public func fulfill(_ value: T) {
         resolve(.fulfilled(value))
     }
 
     /// Rejects the promise with `error`.
+    @inlinable
     public func reject(_ error: Error) {
         resolve(.rejected(error))
     }
 
     /// Resolves the promise with a PromiseKit result.
+    @inlinable
     public func resolve(_ result: Result<T>) {
         switch target {
         case .box(let box): box.resolve(result)
@@ -60,12 +66,14 @@ public final class Resolver<T> {
     /// ```swift
     /// Promise<Int> { seal in seal.resolve(Swift.Result { try compute() }) }
     /// ```
+    @inlinable
     public func resolve<E: Error>(_ result: Swift.Result<T, E>) {
         resolve(Result(result))
     }
 
     /// Resolves the promise from a Cocoa-style completion: the error if there is one, else the value;
     /// rejects with ``PMKError/invalidCallingConvention`` if both are `nil`.
+    @inlinable
     public func resolve(_ obj: T?, _ error: Error?) {
         if let error {
             reject(error)
@@ -77,6 +85,7 @@ public final class Resolver<T> {
     }
 
     /// Resolves the promise from a completion whose value is always present: the error wins if there is one.
+    @inlinable
     public func resolve(_ obj: T, _ error: Error?) {
         if let error {
             reject(error)
@@ -86,6 +95,7 @@ public final class Resolver<T> {
     }
 
     /// Resolves the promise from a completion that passes the error first.
+    @inlinable
     public func resolve(_ error: Error?, _ obj: T?) {
         resolve(obj, error)
     }
@@ -93,11 +103,13 @@ public final class Resolver<T> {
 
 extension Resolver where T == Void {
     /// Fulfills a `Promise<Void>`.
+    @inlinable
     public func fulfill_() {
         fulfill(())
     }
 
     /// Rejects with `error` if there is one, else fulfills.
+    @inlinable
     public func resolve(_ error: Error?) {
         if let error {
             reject(error)

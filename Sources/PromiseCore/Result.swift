@@ -56,6 +56,7 @@ extension Swift.Result where Failure == Error {
 
 extension Result {
     /// The value, if fulfilled.
+    @usableFromInline
     var fulfilledValue: T? {
         if case .fulfilled(let value) = self { return value }
         return nil

@@ -43,6 +43,7 @@ extension Thenable {
     ///   - body: returns the next step. Throwing rejects the chain; returning the promise `then` itself
     ///     returned rejects it with ``PMKError/returnedSelf``.
     /// - Returns: a promise that resolves like the one `body` returns.
+    @inlinable
     public func then<U: Thenable>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -75,6 +76,7 @@ extension Thenable {
     /// ```
     ///
     /// - Returns: a promise for the transformed value, rejected if `transform` throws.
+    @inlinable
     public func map<U>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -90,6 +92,7 @@ extension Thenable {
     /// ```swift
     /// fetchData().compactMap { String(data: $0, encoding: .utf8) }
     /// ```
+    @inlinable
     public func compactMap<U>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -108,6 +111,7 @@ extension Thenable {
     /// ```swift
     /// fetchUser().done { user in show(user) }.catch { show($0) }
     /// ```
+    @inlinable
     public func done(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -124,6 +128,7 @@ extension Thenable {
     /// ```swift
     /// fetchUser().get { cache.store($0) }.done { show($0) }
     /// ```
+    @inlinable
     public func get(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -140,6 +145,7 @@ extension Thenable {
     /// ```swift
     /// fetchUser().tap { print("fetch finished: \($0)") }.done { show($0) }
     /// ```
+    @inlinable
     public func tap(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -160,12 +166,14 @@ extension Thenable {
     /// ```swift
     /// let saved: Promise<Void> = save(document).asVoid()
     /// ```
+    @inlinable
     public func asVoid() -> Promise<Void> {
         map(on: nil) { _ in }
     }
 
     /// Runs `body` on `on` when the value arrives; a rejection goes straight to the returned promise,
     /// without a queue hop (as in PromiseKit). `body` resolves the box or throws.
+    @usableFromInline
     func onFulfilled<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
@@ -194,27 +202,33 @@ extension Thenable {
 
 extension Thenable {
     /// The error, if rejected.
+    @inlinable
     public var error: Error? {
         if case .rejected(let error) = result { return error }
         return nil
     }
 
     /// The value, if fulfilled.
+    @inlinable
     public var value: T? {
         if case .fulfilled(let value) = result { return value }
         return nil
     }
 
     /// Whether the result is not yet known.
+    @inlinable
     public var isPending: Bool { result == nil }
 
     /// Whether the result is known.
+    @inlinable
     public var isResolved: Bool { !isPending }
 
     /// Whether it fulfilled.
+    @inlinable
     public var isFulfilled: Bool { value != nil }
 
     /// Whether it rejected.
+    @inlinable
     public var isRejected: Bool { error != nil }
 }
 
@@ -226,6 +240,7 @@ extension Thenable {
     /// ```swift
     /// let outcome: Swift.Result<User, Error> = await fetchUser().asResult().async()
     /// ```
+    @inlinable
     public func asResult() -> Guarantee<Swift.Result<T, Error>> {
         let box = Box<Swift.Result<T, Error>>.pending()
         pipe { result in
@@ -239,6 +254,7 @@ extension Thenable {
 
 extension Thenable {
     /// Blocks the calling thread until the result is known.
+    @usableFromInline
     func waitForResult() -> Result<T> {
         if isOnMainThreadOrQueue {
             conf.logHandler(.waitOnMainThread)

@@ -30,6 +30,13 @@ let workloads: [Workload] = [
 ]
 
 let arguments = CommandLine.arguments
+// Profiling: promise-benchmarks --profile CONTESTANT WORKLOAD-PREFIX runs one workload once, untimed.
+if arguments.count >= 4, arguments[1] == "--profile" {
+    let contestant = contestants.first { $0.name == arguments[2] }!
+    let workload = workloads.first { $0.name.hasPrefix(arguments[3]) }!
+    blackHole(workload.run(contestant))
+    exit(0)
+}
 if arguments.count >= 5, arguments[1] == "--child" {
     let contestant = contestants.first { $0.name == arguments[3] }!
     switch arguments[2] {

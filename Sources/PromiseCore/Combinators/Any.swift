@@ -12,21 +12,25 @@ public enum Maybe<T> {
     case error(Error)
 
     /// The value, if the input fulfilled.
+    @inlinable
     public var value: T? {
         if case .value(let value) = self { return value }
         return nil
     }
 
     /// The error, if the input rejected.
+    @inlinable
     public var error: Error? {
         if case .error(let error) = self { return error }
         return nil
     }
 
     /// Whether the input fulfilled.
+    @inlinable
     public var isSuccess: Bool { value != nil }
 
     /// Whether the input rejected.
+    @inlinable
     public var isError: Bool { error != nil }
 }
 
@@ -46,7 +50,13 @@ public struct AllPromisesFailedError<T>: Error, @unchecked Sendable {
     /// One rejected promise per input, in input order, with that input's error.
     public let promises: [Promise<T>]
 
+    @usableFromInline
+    init(promises: [Promise<T>]) {
+        self.promises = promises
+    }
+
     /// The inputs' errors, in input order.
+    @inlinable
     public var errors: [Error] {
         promises.compactMap(\.error)
     }
@@ -62,6 +72,7 @@ public struct AllPromisesFailedError<T>: Error, @unchecked Sendable {
 ///
 /// Unlike `race`, it never returns before every input has settled. An empty array fulfills with `[]`. Rejects
 /// with ``AllPromisesFailedError`` (one rejected promise per input, with its error) when every input rejected.
+@inlinable
 public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
     guard !thenables.isEmpty else {
         return .value([])
@@ -83,6 +94,7 @@ public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
 }
 
 /// Waits for **every** input and reports each outcome, in input order; rejects only if all inputs rejected.
+@inlinable
 public func any<U: Thenable>(_ thenables: U...) -> Promise<[Maybe<U.T>]> {
     any(thenables)
 }

@@ -2,6 +2,7 @@
 ///
 /// Fulfills with every value, in input order, once all inputs fulfilled; rejects with the first error.
 /// Cost is O(n) in the number of inputs: one handler each, one lock for the shared state.
+@inlinable
 func joinFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<[U.T]> {
     guard !thenables.isEmpty else {
         return .value([])
@@ -19,6 +20,7 @@ func joinFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<[U.T]> {
 }
 
 /// The one implementation behind `when(resolved:)`: waits for every input, fulfills with their results.
+@inlinable
 func joinResolved<U: Thenable>(_ thenables: [U]) -> Guarantee<[Result<U.T>]> {
     guard !thenables.isEmpty else {
         return .value([])
@@ -35,17 +37,23 @@ func joinResolved<U: Thenable>(_ thenables: [U]) -> Guarantee<[Result<U.T>]> {
     return guarantee
 }
 
+@usableFromInline
 struct JoinState<T> {
-    private var values: [T?]
-    private var remaining: Int
-    private var isDecided = false
+    @usableFromInline
+    var values: [T?]
+    @usableFromInline
+    var remaining: Int
+    @usableFromInline
+    var isDecided = false
 
+    @inlinable
     init(count: Int) {
         values = Array(repeating: nil, count: count)
         remaining = count
     }
 
     /// Records one input's result; returns the outcome when this result decides it.
+    @inlinable
     mutating func record(_ result: Result<T>, at index: Int) -> Result<[T]>? {
         guard !isDecided else { return nil }
         switch result {
@@ -65,15 +73,20 @@ struct JoinState<T> {
     }
 }
 
+@usableFromInline
 struct ResolvedJoinState<T> {
-    private var results: [Result<T>?]
-    private var remaining: Int
+    @usableFromInline
+    var results: [Result<T>?]
+    @usableFromInline
+    var remaining: Int
 
+    @inlinable
     init(count: Int) {
         results = Array(repeating: nil, count: count)
         remaining = count
     }
 
+    @inlinable
     mutating func record(_ result: Result<T>, at index: Int) -> [Result<T>]? {
         guard results[index] == nil else { return nil }
         results[index] = result
@@ -88,6 +101,7 @@ struct ResolvedJoinState<T> {
 extension Guarantee {
     /// Follows a thenable that cannot reject: a join of guarantees, or the thenables PromiseKit's
     /// `Guarantee.thenFlatMap` accepts. A rejection is a programming error in the caller.
+    @inlinable
     convenience init<U: Thenable>(assumingSuccessOf thenable: U) where U.T == T {
         let box = Box<T>.pending()
         thenable.pipe { result in

@@ -6,6 +6,7 @@
 ///
 /// An empty array rejects with ``PMKError/badInput``. The losers are not cancelled (use Cancellable's
 /// `race(_:autoCancel:)` to stop them).
+@inlinable
 public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)
@@ -18,6 +19,7 @@ public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
 }
 
 /// Resolves like the first input to resolve, either way.
+@inlinable
 public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
     race(thenables)
 }
@@ -27,6 +29,7 @@ public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
 /// ```swift
 /// race(after(seconds: 1).map { "slow" }, after(seconds: 0.1).map { "fast" })   // "fast"
 /// ```
+@inlinable
 public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
     let guarantee = Guarantee<T>(box: .pending())
     for input in guarantees {
@@ -42,6 +45,7 @@ public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
 /// ```
 ///
 /// An empty array rejects with ``PMKError/badInput``.
+@inlinable
 public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)

@@ -10,6 +10,12 @@ public struct AggregateError: Error {
     public let required: Int
     /// The rejections, in the order they happened.
     public let errors: [Error]
+
+    @usableFromInline
+    init(required: Int, errors: [Error]) {
+        self.required = required
+        self.errors = errors
+    }
 }
 
 /// Fulfills with the first `count` values, in the order they fulfilled, as soon as there are that many
@@ -21,6 +27,7 @@ public struct AggregateError: Error {
 ///
 /// Rejects with ``AggregateError`` as soon as so many inputs rejected that fewer than `count` can still
 /// fulfill. A `count` below 1 or above the number of inputs rejects at once with ``PMKError/badInput``.
+@inlinable
 public func some<U: Thenable>(_ count: Int, _ thenables: [U]) -> Promise<[U.T]> {
     guard count >= 1, count <= thenables.count else {
         return Promise(error: PMKError.badInput)
@@ -38,22 +45,31 @@ public func some<U: Thenable>(_ count: Int, _ thenables: [U]) -> Promise<[U.T]> 
 }
 
 /// Fulfills with the first `count` values, in the order they fulfilled, as soon as there are that many.
+@inlinable
 public func some<U: Thenable>(_ count: Int, _ thenables: U...) -> Promise<[U.T]> {
     some(count, thenables)
 }
 
+@usableFromInline
 struct SomeState<T> {
+    @usableFromInline
     let required: Int
+    @usableFromInline
     let total: Int
-    private var values: [T] = []
-    private var errors: [Error] = []
-    private var isDecided = false
+    @usableFromInline
+    var values: [T] = []
+    @usableFromInline
+    var errors: [Error] = []
+    @usableFromInline
+    var isDecided = false
 
+    @inlinable
     init(required: Int, total: Int) {
         self.required = required
         self.total = total
     }
 
+    @inlinable
     mutating func record(_ result: Result<T>) -> Result<[T]>? {
         guard !isDecided else { return nil }
         switch result {

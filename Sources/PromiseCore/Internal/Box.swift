@@ -1,12 +1,25 @@
-package import Dispatch
+public import Dispatch
 
 /// The state of one promise: its result once resolved, its handlers while pending.
+@usableFromInline
 package struct BoxState<T> {
+    @usableFromInline
     var result: Result<T>?
-    var handlers = HandlerList<T>()
+    @usableFromInline
+    var handlers: HandlerList<T>
     /// What to log if the box is deallocated while still pending (a guarantee whose resolve closure
     /// was dropped). `nil` for boxes that are resolved by the library itself.
+    @usableFromInline
     var abandonmentEvent: LogEvent?
+
+    @inlinable
+    init(result: Result<T>?, abandonmentEvent: LogEvent? = nil) {
+        self.result = result
+        // Set here, not as a default value: a default value's initializer is not inlinable, and unspecialised
+        // code pays a metadata lookup per promise.
+        self.handlers = HandlerList()
+        self.abandonmentEvent = abandonmentEvent
+    }
 }
 
 /// The storage shared by `Promise`, `Guarantee` and their resolvers: one lock and one `BoxState`, in one
@@ -17,17 +30,21 @@ package struct BoxState<T> {
 /// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
 ///   handler list it sealed and drains it without the lock (no other thread touches `handlers` after
 ///   `result` is set: late handlers see the result and run at once).
-package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
+@usableFromInline
+package final class Box<T>: LockedBuffer<BoxState<T>> {
+    @inlinable
     static func make(_ state: BoxState<T>) -> Box<T> {
         let buffer = Box<T>.create(minimumCapacity: 1) { _ in state }
         buffer.withUnsafeMutablePointerToElements { LockOperations.initialize($0) }
         return unsafeDowncast(buffer, to: Box<T>.self)
     }
 
+    @inlinable
     package static func pending(abandonmentEvent: LogEvent? = nil) -> Box<T> {
         make(BoxState(result: nil, abandonmentEvent: abandonmentEvent))
     }
 
+    @inlinable
     package static func resolved(_ result: Result<T>) -> Box<T> {
         make(BoxState(result: result))
     }
@@ -43,11 +60,13 @@ package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     }
 
     /// The result, or `nil` while pending.
+    @inlinable
     package var result: Result<T>? {
         withLock { $0.result }
     }
 
     /// Calls `handler` with the result: later if pending, now (on this thread) if already resolved.
+    @inlinable
     package func append(_ handler: @escaping Handler<T>) {
         let result: Result<T>? = withLock { state in
             if let result = state.result {
@@ -62,11 +81,13 @@ package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     }
 
     /// Resolves the box from user code; handlers run before this returns. Later calls are ignored.
+    @inlinable
     package func resolve(_ result: Result<T>) {
         seal(result, isChained: false)
     }
 
     /// Resolves the box from inside a library handler; the handlers run on the thread's trampoline.
+    @inlinable
     package func resolveChained(_ result: Result<T>) {
         seal(result, isChained: true)
     }
@@ -76,6 +97,7 @@ package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
     ///
     /// - Parameter isChained: `true` when called from inside a library handler (see ``Trampoline``).
     /// - Returns: whether this call resolved the box.
+    @inlinable
     @discardableResult
     package func seal(_ result: Result<T>, isChained: Bool) -> Bool {
         let (isFirst, hasHandlers): (Bool, Bool) = withLock { state in
@@ -84,11 +106,12 @@ package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
             return (true, !state.handlers.isEmpty)
         }
         if hasHandlers {
-            Trampoline.current.run(self, isChained: isChained)
+            Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Box<T>.self).drain() }, isChained: isChained)
         }
         return isFirst
     }
 
+    @inlinable
     package func drain() {
         // Single owner: only the thread whose `seal` set the result gets here, once (see the type's rules).
         let (handlers, result) = withUnsafeMutablePointerToHeader { state in
@@ -101,7 +124,7 @@ package final class Box<T>: LockedBuffer<BoxState<T>>, Drainable {
 }
 
 /// Runs `body` on `queue`, or inline when `queue` is `nil` (PromiseKit's `on: nil`).
-@inline(__always)
+@inlinable
 package func dispatch(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
     guard let queue else {
         body()

@@ -1,19 +1,26 @@
 /// A handler waiting for a promise's result. Handlers are internal closures that the library builds;
 /// user code reaches them only through the queue hop they perform.
+@usableFromInline
 package typealias Handler<T> = (Result<T>) -> Void
 
 /// The handlers of a pending promise, in the order they were added.
 ///
 /// The first handler is stored inline, so the common case of one observer per promise costs no array
 /// allocation (the same trick as SwiftNIO's `CallbackList`).
+@usableFromInline
 package struct HandlerList<T> {
-    private var first: Handler<T>?
-    private var rest: [Handler<T>] = []
+    @usableFromInline
+    var first: Handler<T>?
+    @usableFromInline
+    var rest: [Handler<T>] = []
 
+    @inlinable
     package init() {}
 
+    @inlinable
     var isEmpty: Bool { first == nil }
 
+    @inlinable
     mutating func append(_ handler: @escaping Handler<T>) {
         if first == nil {
             first = handler
@@ -22,6 +29,7 @@ package struct HandlerList<T> {
         }
     }
 
+    @inlinable
     func run(with result: Result<T>) {
         guard let first else { return }
         first(result)

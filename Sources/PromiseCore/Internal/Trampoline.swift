@@ -9,9 +9,24 @@ import Android
 #endif
 
 /// Something whose handlers are ready to run: a promise box that has just been resolved.
-package protocol Drainable: AnyObject {
-    /// Runs the handlers taken when the box was resolved. Called once, by the resolving thread.
-    func drain()
+/// A resolved box whose handlers are ready to run, and the function that runs them.
+///
+/// The function is formed where the box was sealed — in code specialised for the box's value type — and
+/// takes the box as an argument, so it captures nothing (no allocation) and runs specialised. Calling a
+/// protocol requirement on the box instead would reach the unspecialised generic implementation, which pays
+/// generic-metadata lookups on every link of a chain.
+@usableFromInline
+struct ReadyBox {
+    @usableFromInline
+    let box: AnyObject
+    @usableFromInline
+    let drain: (AnyObject) -> Void
+
+    @inlinable
+    init(_ box: AnyObject, drain: @escaping (AnyObject) -> Void) {
+        self.box = box
+        self.drain = drain
+    }
 }
 
 /// Runs promise handlers in a loop instead of by recursion.
@@ -23,13 +38,15 @@ package protocol Drainable: AnyObject {
 /// not recursively.
 ///
 /// There is one trampoline per thread; it is only ever touched by its own thread.
+@usableFromInline
 final class Trampoline {
-    private var stack: [any Drainable] = []
+    private var stack: [ReadyBox] = []
     private var isDraining = false
 
     private init() {}
 
     /// The calling thread's trampoline.
+    @usableFromInline
     static var current: Trampoline {
         if let pointer = pthread_getspecific(trampolineKey) {
             return Unmanaged<Trampoline>.fromOpaque(pointer).takeUnretainedValue()
@@ -43,7 +60,8 @@ final class Trampoline {
     ///
     /// - Parameter isChained: `true` when `box` was resolved by a library handler; if the thread is
     ///   already draining, the box is queued and this call returns at once.
-    func run(_ box: any Drainable, isChained: Bool) {
+    @usableFromInline
+    func run(_ box: ReadyBox, isChained: Bool) {
         if isChained && isDraining {
             stack.append(box)
             return
@@ -51,10 +69,10 @@ final class Trampoline {
         let base = stack.count
         let wasDraining = isDraining
         isDraining = true
-        var next: (any Drainable)? = box
+        var next: ReadyBox? = box
         while let item = next {
             let mark = stack.count
-            item.drain()
+            item.drain(item.box)
             // Boxes resolved by one drain were pushed in handler order; reverse them so that popping
             // visits them in that order (depth first, like PromiseKit's recursion, without the stack).
             if stack.count - mark > 1 {
