@@ -248,7 +248,7 @@ extension CatchMixin where T == Void {
 
 extension CatchPolicy {
     /// Whether a handler with this policy sees `error`.
-    @usableFromInline
+    @inlinable
     package func handles(_ error: Error) -> Bool {
         self == .allErrors || !error.isCancelled
     }

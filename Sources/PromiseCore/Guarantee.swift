@@ -23,11 +23,11 @@ public final class Guarantee<T>: Thenable {
     /// let tapped = Guarantee<Void> { resolve in button.onTap = { resolve(()) } }
     /// ```
     ///
-    /// > Note: if the guarantee is deallocated before the closure is called, ``LogEvent/pendingGuaranteeDeallocated``
-    /// > is logged.
+    /// > Note: if the resolve closure is deallocated without having been called, the guarantee can never
+    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
     @inlinable
     public init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
-        box = .pending(abandonmentEvent: .pendingGuaranteeDeallocated)
+        box = .pending()
         body(Guarantee.resolveClosure(box))
     }
 
@@ -45,14 +45,20 @@ public final class Guarantee<T>: Thenable {
     /// ```
     @inlinable
     public static func pending() -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
-        let box = Box<T>.pending(abandonmentEvent: .pendingGuaranteeDeallocated)
+        let box = Box<T>.pending()
         return (Guarantee(box: box), resolveClosure(box))
     }
 
-    @usableFromInline
+    @inlinable
     static func resolveClosure(_ box: Box<T>) -> @Sendable (T) -> Void {
+        // The closure owns the sentinel: dropped without being called, it logs pendingGuaranteeDeallocated.
         let box = UncheckedSendable(box)
-        return { value in box.value.resolve(.fulfilled(value)) }
+        let sentinel = AbandonmentSentinel(.pendingGuaranteeDeallocated)
+        return { value in
+            if box.value.seal(.fulfilled(value), isChained: false) {
+                sentinel.markResolved()
+            }
+        }
     }
 
     /// Calls `to` with the result once it is known (at once if it is known already).
@@ -167,7 +173,7 @@ extension Guarantee {
     }
 
     /// Runs `body` on `on` with the value; `body` resolves the box.
-    @usableFromInline
+    @inlinable
     func onValue<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,

@@ -14,8 +14,8 @@
 public final class Resolver<T> {
     @usableFromInline
     enum Target {
-        /// A plain promise: resolve its box.
-        case box(Box<T>)
+        /// A plain promise: resolve its box; the sentinel logs if the resolver goes away first.
+        case box(Box<T>, AbandonmentSentinel)
         /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
         case gate((Result<T>) -> Void)
     }
@@ -25,19 +25,13 @@ public final class Resolver<T> {
 
     @usableFromInline
     init(_ box: Box<T>) {
-        target = .box(box)
+        target = .box(box, AbandonmentSentinel(.pendingPromiseDeallocated))
     }
 
     /// A resolver that hands every result to `gate` instead of resolving a box itself; it never logs
     /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     package init(gate: @escaping (Result<T>) -> Void) {
         target = .gate(gate)
-    }
-
-    deinit {
-        if case .box(let box) = target, box.result == nil {
-            conf.logHandler(.pendingPromiseDeallocated)
-        }
     }
 
     /// Fulfills the promise with `value`.
@@ -56,8 +50,12 @@ public final class Resolver<T> {
     @inlinable
     public func resolve(_ result: Result<T>) {
         switch target {
-        case .box(let box): box.resolve(result)
-        case .gate(let gate): gate(result)
+        case .box(let box, let sentinel):
+            if box.seal(result, isChained: false) {
+                sentinel.markResolved()
+            }
+        case .gate(let gate):
+            gate(result)
         }
     }
 

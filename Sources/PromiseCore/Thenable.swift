@@ -173,7 +173,7 @@ extension Thenable {
 
     /// Runs `body` on `on` when the value arrives; a rejection goes straight to the returned promise,
     /// without a queue hop (as in PromiseKit). `body` resolves the box or throws.
-    @usableFromInline
+    @inlinable
     func onFulfilled<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,

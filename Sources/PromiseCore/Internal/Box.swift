@@ -7,18 +7,12 @@ package struct BoxState<T> {
     var result: Result<T>?
     @usableFromInline
     var handlers: HandlerList<T>
-    /// What to log if the box is deallocated while still pending (a guarantee whose resolve closure
-    /// was dropped). `nil` for boxes that are resolved by the library itself.
-    @usableFromInline
-    var abandonmentEvent: LogEvent?
-
     @inlinable
-    init(result: Result<T>?, abandonmentEvent: LogEvent? = nil) {
+    init(result: Result<T>?) {
         self.result = result
         // Set here, not as a default value: a default value's initializer is not inlinable, and unspecialised
         // code pays a metadata lookup per promise.
         self.handlers = HandlerList()
-        self.abandonmentEvent = abandonmentEvent
     }
 }
 
@@ -40,23 +34,13 @@ package final class Box<T>: LockedBuffer<BoxState<T>> {
     }
 
     @inlinable
-    package static func pending(abandonmentEvent: LogEvent? = nil) -> Box<T> {
-        make(BoxState(result: nil, abandonmentEvent: abandonmentEvent))
+    package static func pending() -> Box<T> {
+        make(BoxState(result: nil))
     }
 
     @inlinable
     package static func resolved(_ result: Result<T>) -> Box<T> {
         make(BoxState(result: result))
-    }
-
-    deinit {
-        // The last reference is gone, so nothing else can touch the state.
-        let event = withUnsafeMutablePointerToHeader { state in
-            state.pointee.result == nil ? state.pointee.abandonmentEvent : nil
-        }
-        if let event {
-            conf.logHandler(event)
-        }
     }
 
     /// The result, or `nil` while pending.
