@@ -39,6 +39,9 @@ enum LockOperations {
         let status = pthread_mutex_init(lock, &attributes)
         pthread_mutexattr_destroy(&attributes)
         precondition(status == 0, "Internal inconsistency: pthread_mutex_init failed (\(status))")
+        #elseif canImport(Glibc)
+        // glibc's PTHREAD_MUTEX_INITIALIZER is all zeros: a zeroed mutex is a default mutex, without the call.
+        lock.initialize(to: pthread_mutex_t())
         #else
         let status = pthread_mutex_init(lock, nil)
         precondition(status == 0, "Internal inconsistency: pthread_mutex_init failed (\(status))")

@@ -40,10 +40,25 @@ struct ReadyBox {
 /// There is one trampoline per thread; it is only ever touched by its own thread.
 @usableFromInline
 final class Trampoline {
-    private var stack: [ReadyBox] = []
-    private var isDraining = false
+    private struct State {
+        var stack: [ReadyBox] = []
+        var isDraining = false
+    }
 
-    private init() {}
+    // Behind a pointer rather than in stored properties: a class's stored properties are checked for
+    // exclusive access at run time, on every access, and this state is touched on every resolution. Only the
+    // owning thread ever touches it.
+    private let state: UnsafeMutablePointer<State>
+
+    private init() {
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
 
     /// The calling thread's trampoline.
     @usableFromInline
@@ -62,25 +77,26 @@ final class Trampoline {
     ///   already draining, the box is queued and this call returns at once.
     @usableFromInline
     func run(_ box: ReadyBox, isChained: Bool) {
-        if isChained && isDraining {
-            stack.append(box)
+        if isChained && state.pointee.isDraining {
+            state.pointee.stack.append(box)
             return
         }
-        let base = stack.count
-        let wasDraining = isDraining
-        isDraining = true
+        let base = state.pointee.stack.count
+        let wasDraining = state.pointee.isDraining
+        state.pointee.isDraining = true
         var next: ReadyBox? = box
         while let item = next {
-            let mark = stack.count
+            let mark = state.pointee.stack.count
             item.drain(item.box)
             // Boxes resolved by one drain were pushed in handler order; reverse them so that popping
             // visits them in that order (depth first, like PromiseKit's recursion, without the stack).
-            if stack.count - mark > 1 {
-                stack[mark...].reverse()
+            let count = state.pointee.stack.count
+            if count - mark > 1 {
+                state.pointee.stack[mark...].reverse()
             }
-            next = stack.count > base ? stack.removeLast() : nil
+            next = count > base ? state.pointee.stack.removeLast() : nil
         }
-        isDraining = wasDraining
+        state.pointee.isDraining = wasDraining
     }
 }
 
