@@ -184,6 +184,7 @@ extension Guarantee {
             guard case .fulfilled(let value) = result else {
                 preconditionFailure("Internal inconsistency: a guarantee rejected")
             }
+            guard let on else { return body(value, box) }
             dispatch(on: on, flags: flags) {
                 body(value, box)
             }

@@ -53,7 +53,7 @@ extension Thenable {
         pipe { result in
             switch result {
             case .fulfilled(let value):
-                dispatch(on: on, flags: flags) {
+                let follow = {
                     do {
                         let next = try body(value)
                         guard next !== promise else { throw PMKError.returnedSelf }
@@ -61,6 +61,11 @@ extension Thenable {
                     } catch {
                         promise.box.resolveChained(.rejected(error))
                     }
+                }
+                if let on {
+                    dispatch(on: on, flags: flags, follow)
+                } else {
+                    follow()
                 }
             case .rejected(let error):
                 promise.box.resolveChained(.rejected(error))
@@ -183,6 +188,15 @@ extension Thenable {
         pipe { result in
             switch result {
             case .fulfilled(let value):
+                // Inline handlers run directly: a closure for `dispatch` would be allocated per resolution.
+                guard let on else {
+                    do {
+                        try body(value, box)
+                    } catch {
+                        box.resolveChained(.rejected(error))
+                    }
+                    return
+                }
                 dispatch(on: on, flags: flags) {
                     do {
                         try body(value, box)
