@@ -231,9 +231,23 @@ struct FloorContestant: Contestant {
 struct NIOContestant: Contestant {
     let name = "SwiftNIO"
     let mode = "EmbeddedEventLoop, inline"
-    let loop = EmbeddedEventLoop()
+
+    /// An `EmbeddedEventLoop` may only be used on the thread that made it: each workload makes its own, on
+    /// the benchmark thread (otherwise NIO's misuse checks run, and print, on every call).
+    private var loop: EmbeddedEventLoop {
+        Self.loops.withLock { loops in
+            let thread = ObjectIdentifier(Thread.current)
+            if let loop = loops[thread] { return loop }
+            let loop = EmbeddedEventLoop()
+            loops[thread] = loop
+            return loop
+        }
+    }
+
+    private static let loops = LockedLoops()
 
     func createFulfilHandler(_ count: Int) -> Double? {
+        let loop = self.loop
         let sum = Accumulator()
         return measure(units: count) {
             for index in 0..<count {
@@ -246,6 +260,7 @@ struct NIOContestant: Contestant {
     }
 
     func chain(_ links: Int) -> Double? {
+        let loop = self.loop
         let root = loop.makePromise(of: Int.self)
         var last = root.futureResult
         for _ in 0..<links { last = last.map { $0 &+ 1 } }
@@ -255,6 +270,7 @@ struct NIOContestant: Contestant {
     }
 
     func deepChain(_ links: Int) {
+        let loop = self.loop
         let root = loop.makePromise(of: Int.self)
         var last = root.futureResult
         for _ in 0..<links { last = last.map { $0 &+ 1 } }
@@ -265,6 +281,7 @@ struct NIOContestant: Contestant {
     }
 
     func when(_ count: Int) -> Double? {
+        let loop = self.loop
         let promises = (0..<count).map { _ in loop.makePromise(of: Int.self) }
         return measure(units: count) {
             let all = EventLoopFuture.whenAllSucceed(promises.map(\.futureResult), on: loop)
@@ -276,6 +293,7 @@ struct NIOContestant: Contestant {
     }
 
     func race(_ count: Int) -> Double? {
+        let loop = self.loop
         let promises = (0..<count).map { _ in loop.makePromise(of: Int.self) }
         let result = measure(units: count) {
             // NIO has no race; the first success completes a promise (a second completion would trap).
@@ -318,11 +336,25 @@ struct NIOContestant: Contestant {
     }
 
     func bytesPerPendingPromise(_ count: Int) -> Double? {
-        bytesPerElement(count) { () -> EventLoopPromise<Int> in
+        let loop = self.loop
+        return bytesPerElement(count) { () -> EventLoopPromise<Int> in
             let promise = loop.makePromise(of: Int.self)
             promise.futureResult.whenSuccess { _ in }
             return promise
         }
+    }
+}
+
+/// One `EmbeddedEventLoop` per thread, made on that thread.
+final class LockedLoops: @unchecked Sendable {
+    // @unchecked Sendable: `loops` is only touched under `lock`.
+    private let lock = NSLock()
+    private var loops: [ObjectIdentifier: EmbeddedEventLoop] = [:]
+
+    func withLock<R>(_ body: (inout [ObjectIdentifier: EmbeddedEventLoop]) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&loops)
     }
 }
 
