@@ -9,7 +9,10 @@
 final class AbandonmentSentinel: @unchecked Sendable {
     @usableFromInline
     let event: LogEvent
+    /// One writer (the winning resolution), one reader (the deinit, after the last release): no access can
+    /// overlap, so the run-time exclusivity check every class property access gets is skipped.
     @usableFromInline
+    @exclusivity(unchecked)
     var isResolved = false
 
     @inlinable
