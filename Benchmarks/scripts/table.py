@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Prints the Markdown results table of Docs/Performance.md from a `promise-benchmarks --json FILE` run.
+
+    python3 Benchmarks/scripts/table.py results.json
+"""
+import json
+import sys
+
+ORDER = ["floor", "PromiseCore", "SwiftNIO", "Swift Concurrency", "OpenCombine"]
+NAMES = {
+    "when(fulfilled:) × 1k": "`when(fulfilled:)` × 1k",
+    "when(fulfilled:) × 10k": "`when(fulfilled:)` × 10k",
+    "when(fulfilled:) × 100k": "`when(fulfilled:)` × 100k",
+    "race × 10k": "`race` × 10k",
+    "race autoCancel × 10k": "`race(_:autoCancel: true)` × 10k",
+    "any + some × 10k": "`any` + `some` × 10k",
+}
+
+
+def main(source: str) -> None:
+    run = json.load(open(source))
+    workloads, cells, units = [], {}, {}
+    for result in run["results"]:
+        workload, contestant, ratio = result["workload"], result["contestant"], result["ratioToFloor"]
+        if workload not in workloads:
+            workloads.append(workload)
+        units[workload] = result["unit"]
+        text = f"{result['median']:.0f}"
+        if ratio is not None:
+            text += f" (**{ratio:.2f}×**)" if contestant == "PromiseCore" else f" ({ratio:.2f}×)"
+        cells[(workload, contestant)] = text
+    print("| Workload | " + " | ".join(ORDER) + " | unit |")
+    print("|---" * (len(ORDER) + 2) + "|")
+    for workload in workloads:
+        row = [cells.get((workload, contestant), "n/a") for contestant in ORDER]
+        print(f"| {NAMES.get(workload, workload)} | " + " | ".join(row) + f" | {units[workload]} |")
+    memory, deep = run["bytesPerPendingPromise"], run["deepChain"]
+    bold = lambda contestant, text: f"**{text}**" if contestant == "PromiseCore" else text
+    print("| bytes per pending promise with one handler | "
+          + " | ".join(bold(c, f"{memory[c]:.0f}") if c in memory else "n/a" for c in ORDER) + " | bytes |")
+    print("| 1M-link chain on a default 8 MiB stack | "
+          + " | ".join(bold(c, deep[c]) if c in deep else "n/a" for c in ORDER) + " | |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
