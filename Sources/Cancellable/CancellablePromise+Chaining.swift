@@ -198,11 +198,14 @@ extension Result {
         switch self {
         case .rejected(let error):
             return .rejected(error)
-        case .fulfilled(let value):
-            guard let value = value as? U else {
-                preconditionFailure("Internal inconsistency: a fulfilled result passed through a link of another type")
-            }
-            return .fulfilled(value)
+        case .fulfilled:
+            // Only reached where `U == T` (a fulfilment passing through `recover`): a metatype comparison and a
+            // reinterpretation, not a dynamic cast per value.
+            precondition(
+                U.self == T.self,
+                "Internal inconsistency: a fulfilled result passed through a link of another type"
+            )
+            return unsafeBitCast(self, to: Result<U>.self)
         }
     }
 }
