@@ -14,6 +14,8 @@ NAMES = {
     "race × 10k": "`race` × 10k",
     "race autoCancel × 10k": "`race(_:autoCancel: true)` × 10k",
     "any + some × 10k": "`any` + `some` × 10k",
+    "create + fulfil + 1 handler": "create + fulfil + 1 handler (`pipe`)",
+    "create + fulfil + map": "create + fulfil + `map`",
 }
 
 
@@ -38,6 +40,10 @@ def main(source: str) -> None:
     bold = lambda contestant, text: f"**{text}**" if contestant == "PromiseCore" else text
     print("| bytes per pending promise with one handler | "
           + " | ".join(bold(c, f"{memory[c]:.0f}") if c in memory else "n/a" for c in ORDER) + " | bytes |")
+    with_map = run.get("bytesPerPendingMap", {})
+    if with_map:
+        print("| bytes per pending promise with one `map` (two promises) | "
+              + " | ".join(bold(c, f"{with_map[c]:.0f}") if c in with_map else "n/a" for c in ORDER) + " | bytes |")
     print("| 1M-link chain on a default 8 MiB stack | "
           + " | ".join(bold(c, deep[c]) if c in deep else "n/a" for c in ORDER) + " | |")
 

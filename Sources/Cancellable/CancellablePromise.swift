@@ -27,14 +27,14 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
     /// A pending cancellable promise that runs `actions` if it is cancelled.
     init(actions: [CancellationState.Action] = []) {
-        promise = Promise(box: .pending())
-        handle = CancelHandle(state: Locked(CancellationState(actions: actions)), box: promise.box)
+        promise = Promise(state: nil)
+        handle = CancelHandle(state: Locked(CancellationState(actions: actions)), box: promise)
     }
 
     /// An already-resolved cancellable promise.
     init(resolved result: Result<T>) {
-        promise = Promise(box: .resolved(result))
-        handle = CancelHandle(state: Locked(CancellationState()), box: promise.box)
+        promise = Promise(state: result)
+        handle = CancelHandle(state: Locked(CancellationState()), box: promise)
         _ = handle.state.withLock { $0.resolve() }
     }
 
@@ -81,8 +81,8 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// })
     /// ```
     public convenience init(wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>) {
-        let cancelPromise = Promise<Void>(box: .pending())
-        self.init(actions: [{ cancelPromise.box.resolve(.rejected(CancellablePromiseError.cancelled)) }])
+        let cancelPromise = Promise<Void>(state: nil)
+        self.init(actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError.cancelled)) }])
         follow(body(cancelPromise))
     }
 
@@ -170,7 +170,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
     /// What delivers results to this promise.
     var sink: LinkSink<T> {
-        LinkSink(box: promise.box, state: handle.state)
+        LinkSink(box: promise, state: handle.state)
     }
 
     /// A resolver whose results go through the cancellation state machine.
@@ -193,9 +193,9 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 /// If the box is gone, nobody can observe the promise any more, but its cancel actions still run.
 struct CancelHandle<T> {
     let state: Locked<CancellationState>
-    weak var box: Box<T>?
+    weak var box: Promise<T>?
 
-    init(state: Locked<CancellationState>, box: Box<T>) {
+    init(state: Locked<CancellationState>, box: Promise<T>) {
         self.state = state
         self.box = box
     }
@@ -230,11 +230,11 @@ struct CancelHandle<T> {
 /// object alive: handlers upstream hold this (the box, which someone may observe through `asPromise()`, and
 /// the state, which decides), so a chain works even if nobody holds the link object itself.
 struct LinkSink<U> {
-    let box: Box<U>
+    let box: Promise<U>
     let state: Locked<CancellationState>
 
     /// Whether the promise has resolved (or been cancelled) already.
-    var isSettled: Bool { box.result != nil }
+    var isSettled: Bool { box.withStateLock { box.isSealed } }
 
     /// Resolves the promise with `result` unless it was cancelled or resolved already.
     ///
@@ -254,9 +254,9 @@ struct LinkSink<U> {
     /// Whether `thenable` is this very promise (a body returning the promise its link produced).
     func isOwnPromise<V: Thenable>(_ thenable: V) -> Bool {
         if let cancellable = thenable as? CancellablePromise<U> {
-            return cancellable.promise.box === box
+            return cancellable.promise === box
         }
-        return (thenable as? Promise<U>)?.box === box
+        return (thenable as? Promise<U>) === box
     }
 
     /// Resolves like `thenable`; if it is cancellable, cancelling this promise cancels it (at once if this

@@ -19,9 +19,9 @@ public func after(seconds: TimeInterval) -> Guarantee<Void> {
 /// after(.milliseconds(500)).done { hideToast() }
 /// ```
 public func after(_ interval: DispatchTimeInterval) -> Guarantee<Void> {
-    let guarantee = Guarantee<Void>(box: .pending())
+    let guarantee = Guarantee<Void>(state: nil)
     Schedulers.current.schedule(after: interval) {
-        guarantee.box.resolve(.fulfilled(()))
+        guarantee.resolve(.fulfilled(()))
     }
     return guarantee
 }

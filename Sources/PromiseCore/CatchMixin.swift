@@ -68,7 +68,7 @@ extension CatchMixin {
         policy: CatchPolicy = conf.catchPolicy,
         _ body: @escaping (Error) throws -> U
     ) -> Promise<T> where U.T == T {
-        let promise = Promise<T>(box: .pending())
+        let promise = Promise<T>(state: nil)
         pipe { result in
             switch result {
             case .rejected(let error) where policy.handles(error):
@@ -76,13 +76,13 @@ extension CatchMixin {
                     do {
                         let next = try body(error)
                         guard next !== promise else { throw PMKError.returnedSelf }
-                        next.pipe(to: promise.box.resolveChained)
+                        next.pipe(to: promise.resolveChained)
                     } catch {
-                        promise.box.resolveChained(.rejected(error))
+                        promise.resolveChained(.rejected(error))
                     }
                 }
             case .fulfilled, .rejected:
-                promise.box.resolveChained(result)
+                promise.resolveChained(result)
             }
         }
         return promise
@@ -100,7 +100,7 @@ extension CatchMixin {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping (Error) -> Guarantee<T>
     ) -> Guarantee<T> {
-        let box = Box<T>.pending()
+        let box = Guarantee<T>(state: nil)
         pipe { result in
             switch result {
             case .fulfilled:
@@ -111,7 +111,7 @@ extension CatchMixin {
                 }
             }
         }
-        return Guarantee(box: box)
+        return box
     }
 
     /// Runs `body` when the promise resolves, either way, and passes the result on.
@@ -126,14 +126,14 @@ extension CatchMixin {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping () -> Void
     ) -> Promise<T> {
-        let box = Box<T>.pending()
+        let box = Promise<T>(state: nil)
         pipe { result in
             dispatch(on: on, flags: flags) {
                 body()
                 box.resolveChained(result)
             }
         }
-        return Promise(box: box)
+        return box
     }
 
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once
@@ -165,7 +165,7 @@ extension CatchMixin {
         flags: DispatchWorkItemFlags? = nil,
         _ body: @escaping () -> Promise<Void>
     ) -> Promise<T> {
-        let box = Box<T>.pending()
+        let box = Promise<T>(state: nil)
         pipe { result in
             dispatch(on: on, flags: flags) {
                 body().pipe { cleanup in
@@ -176,7 +176,7 @@ extension CatchMixin {
                 }
             }
         }
-        return Promise(box: box)
+        return box
     }
 
     /// Ends a chain whose errors you deliberately ignore; they are logged as ``LogEvent/cauterized(_:)``.
@@ -226,7 +226,7 @@ extension CatchMixin where T == Void {
         policy: CatchPolicy = conf.catchPolicy,
         _ body: @escaping (Error) throws -> Void
     ) -> Promise<Void> {
-        let box = Box<Void>.pending()
+        let box = Promise<Void>(state: nil)
         pipe { result in
             switch result {
             case .rejected(let error) where policy.handles(error):
@@ -242,7 +242,7 @@ extension CatchMixin where T == Void {
                 box.resolveChained(result)
             }
         }
-        return Promise(box: box)
+        return box
     }
 }
 
@@ -265,10 +265,12 @@ extension CatchPolicy {
 public final class PMKFinalizer: @unchecked Sendable {
     // @unchecked Sendable: its only state is `box`, which is thread-safe behind its own lock.
     @usableFromInline
-    let box = Box<Void>.pending()
+    let box: Guarantee<Void>
 
-    @usableFromInline
-    init() {}
+    @inlinable
+    init() {
+        box = Guarantee(state: nil)
+    }
 
     /// Runs `body` once the chain has finished and any `catch` handler has run.
     @inlinable

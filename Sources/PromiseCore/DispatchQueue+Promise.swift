@@ -19,12 +19,12 @@ extension DispatchQueue {
         flags: DispatchWorkItemFlags = [],
         execute body: @escaping () -> T
     ) -> Guarantee<T> {
-        let box = UncheckedSendable(Box<T>.pending())
+        let box = UncheckedSendable(Guarantee<T>(state: nil))
         let work = UncheckedSendable(body)
         async(group: group, qos: qos, flags: flags) {
             box.value.resolve(.fulfilled(work.value()))
         }
-        return Guarantee(box: box.value)
+        return box.value
     }
 
     /// Runs `body` on this queue and returns a promise of its result; throwing rejects it.
@@ -39,7 +39,7 @@ extension DispatchQueue {
         flags: DispatchWorkItemFlags = [],
         execute body: @escaping () throws -> T
     ) -> Promise<T> {
-        let box = UncheckedSendable(Box<T>.pending())
+        let box = UncheckedSendable(Promise<T>(state: nil))
         let work = UncheckedSendable(body)
         async(group: group, qos: qos, flags: flags) {
             do {
@@ -48,6 +48,6 @@ extension DispatchQueue {
                 box.value.resolve(.rejected(error))
             }
         }
-        return Promise(box: box.value)
+        return box.value
     }
 }

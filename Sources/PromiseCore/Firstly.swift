@@ -12,8 +12,8 @@
 @inlinable
 public func firstly<U: Thenable>(execute body: () throws -> U) -> Promise<U.T> {
     do {
-        let promise = Promise<U.T>(box: .pending())
-        try body().pipe(to: promise.box.resolve)
+        let promise = Promise<U.T>(state: nil)
+        try body().pipe(to: promise.resolve)
         return promise
     } catch {
         return Promise(error: error)

@@ -8,13 +8,11 @@ public import Dispatch
 /// ```swift
 /// after(seconds: 1).done { print("a second later") }
 /// ```
-public final class Guarantee<T>: Thenable {
-    @usableFromInline
-    package let box: Box<T>
-
-    @usableFromInline
-    package init(box: Box<T>) {
-        self.box = box
+public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Box {
+    /// Makes a guarantee that is pending (`nil`) or already resolved.
+    @inlinable
+    package init(state result: Result<T>?) {
+        super.init(isSealed: result != nil, state: _PromiseState(result: result))
     }
 
     /// Makes a guarantee that `body` resolves by calling the closure it is given.
@@ -26,15 +24,15 @@ public final class Guarantee<T>: Thenable {
     /// > Note: if the resolve closure is deallocated without having been called, the guarantee can never
     /// > resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
     @inlinable
-    public init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
-        box = .pending()
-        body(Guarantee.resolveClosure(box))
+    public convenience init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
+        self.init(state: nil)
+        body(Guarantee.resolveClosure(self))
     }
 
     /// Makes a resolved guarantee.
     @inlinable
     public static func value(_ value: T) -> Guarantee<T> {
-        Guarantee(box: .resolved(.fulfilled(value)))
+        Guarantee(state: .fulfilled(value))
     }
 
     /// Makes a pending guarantee and the closure that resolves it.
@@ -45,32 +43,29 @@ public final class Guarantee<T>: Thenable {
     /// ```
     @inlinable
     public static func pending() -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
-        let box = Box<T>.pending()
-        return (Guarantee(box: box), resolveClosure(box))
+        let guarantee = Guarantee(state: nil)
+        return (guarantee, resolveClosure(guarantee))
     }
 
     @inlinable
-    static func resolveClosure(_ box: Box<T>) -> @Sendable (T) -> Void {
-        // The closure owns the sentinel: dropped without being called, it logs pendingGuaranteeDeallocated.
-        let box = UncheckedSendable(box)
-        let sentinel = AbandonmentSentinel(.pendingGuaranteeDeallocated)
+    static func resolveClosure(_ guarantee: Guarantee<T>) -> @Sendable (T) -> Void {
+        // The closure owns the sealer: dropped without being called, it logs pendingGuaranteeDeallocated.
+        let sealer = UncheckedSendable(GuaranteeSealer(guarantee))
         return { value in
-            if box.value.seal(.fulfilled(value), isChained: false) {
-                sentinel.markResolved()
-            }
+            sealer.value.guarantee.seal(.fulfilled(value), isChained: false)
         }
     }
 
     /// Calls `to` with the result once it is known (at once if it is known already).
     @inlinable
     public func pipe(to: @escaping (Result<T>) -> Void) {
-        box.append(to)
+        append(to)
     }
 
     /// The result, or `nil` while pending.
     @inlinable
     public var result: Result<T>? {
-        box.result
+        lockedResult
     }
 
     /// Blocks the calling thread until the guarantee resolves.
@@ -89,13 +84,13 @@ extension Guarantee where T == Void {
     /// Makes a guarantee resolved with `()`.
     @inlinable
     public convenience init() {
-        self.init(box: .resolved(.fulfilled(())))
+        self.init(state: .fulfilled(()))
     }
 
     /// A guarantee resolved with `()`.
     @inlinable
     public static var value: Guarantee<Void> {
-        Guarantee(box: .resolved(.fulfilled(())))
+        Guarantee(state: .fulfilled(()))
     }
 }
 
@@ -177,9 +172,9 @@ extension Guarantee {
     func onValue<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
-        _ body: @escaping (T, Box<U>) -> Void
+        _ body: @escaping (T, Guarantee<U>) -> Void
     ) -> Guarantee<U> {
-        let box = Box<U>.pending()
+        let box = Guarantee<U>(state: nil)
         pipe { result in
             guard case .fulfilled(let value) = result else {
                 preconditionFailure("Internal inconsistency: a guarantee rejected")
@@ -189,7 +184,7 @@ extension Guarantee {
                 body(value, box)
             }
         }
-        return Guarantee<U>(box: box)
+        return box
     }
 }
 
@@ -198,11 +193,30 @@ extension Guarantee {
     @inlinable
     public convenience init(_ result: Swift.Result<T, Never>) {
         switch result {
-        case .success(let value): self.init(box: .resolved(.fulfilled(value)))
+        case .success(let value): self.init(state: .fulfilled(value))
         }
     }
 }
 
-// Safe to share between threads: all mutable state is in `box`, behind its lock, and the value crosses
+// Safe to share between threads: all mutable state is behind the guarantee's lock, and the value crosses
 // threads only when `T` is `Sendable`.
 extension Guarantee: @unchecked Sendable where T: Sendable {}
+
+/// Owned by a guarantee's resolve closure: if the closure is deallocated before it resolved the guarantee,
+/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated`` is logged.
+@usableFromInline
+final class GuaranteeSealer<T> {
+    @usableFromInline
+    let guarantee: Guarantee<T>
+
+    @inlinable
+    init(_ guarantee: Guarantee<T>) {
+        self.guarantee = guarantee
+    }
+
+    deinit {
+        if !guarantee.isResolvedWithoutMetadata {
+            conf.logHandler(.pendingGuaranteeDeallocated)
+        }
+    }
+}

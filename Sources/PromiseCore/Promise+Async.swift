@@ -31,8 +31,8 @@ extension Promise {
         priority: TaskPriority? = nil,
         operation: @escaping @Sendable () async throws -> T
     ) {
-        self.init(box: .pending())
-        let box = UncheckedSendable(self.box)
+        self.init(state: nil)
+        let box = UncheckedSendable(self)
         Task(priority: priority) {
             do {
                 let value = try await operation()
@@ -70,8 +70,8 @@ extension Guarantee {
         priority: TaskPriority? = nil,
         operation: @escaping @Sendable () async -> T
     ) {
-        self.init(box: .pending())
-        let box = UncheckedSendable(self.box)
+        self.init(state: nil)
+        let box = UncheckedSendable(self)
         Task(priority: priority) {
             box.value.resolve(.fulfilled(await operation()))
         }

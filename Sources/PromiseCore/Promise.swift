@@ -13,13 +13,11 @@
 ///
 /// > Note: a promise may be shared between threads (when `T` is `Sendable`): resolving, chaining and
 /// > inspecting are thread-safe, and the first resolution wins.
-public final class Promise<T>: Thenable, CatchMixin {
-    @usableFromInline
-    package let box: Box<T>
-
-    @usableFromInline
-    package init(box: Box<T>) {
-        self.box = box
+public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, CatchMixin, Box {
+    /// Makes a promise that is pending (`nil`) or already resolved.
+    @inlinable
+    package init(state result: Result<T>?) {
+        super.init(isSealed: result != nil, state: _PromiseState(result: result))
     }
 
     /// Makes a promise that `body` resolves through a ``Resolver``; if `body` throws, the promise rejects.
@@ -30,9 +28,9 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// }
     /// ```
     @inlinable
-    public init(resolver body: (Resolver<T>) throws -> Void) {
-        box = .pending()
-        let resolver = Resolver(box)
+    public convenience init(resolver body: (Resolver<T>) throws -> Void) {
+        self.init(state: nil)
+        let resolver = Resolver(self)
         do {
             try body(resolver)
         } catch {
@@ -46,9 +44,9 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// let promise = Promise(after(seconds: 1))   // Promise<Void>
     /// ```
     @inlinable
-    public init<U: Thenable>(_ bridge: U) where U.T == T {
-        box = .pending()
-        bridge.pipe(to: box.resolve)
+    public convenience init<U: Thenable>(_ bridge: U) where U.T == T {
+        self.init(state: nil)
+        bridge.pipe(to: resolve)
     }
 
     /// Makes a rejected promise.
@@ -57,8 +55,8 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// guard let url else { return Promise(error: URLError(.badURL)) }
     /// ```
     @inlinable
-    public init(error: Error) {
-        box = .resolved(.rejected(error))
+    public convenience init(error: Error) {
+        self.init(state: .rejected(error))
     }
 
     /// Makes a fulfilled promise.
@@ -68,7 +66,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// ```
     @inlinable
     public static func value(_ value: T) -> Promise<T> {
-        Promise(box: .resolved(.fulfilled(value)))
+        Promise(state: .fulfilled(value))
     }
 
     /// Makes a pending promise and the resolver that settles it.
@@ -79,21 +77,21 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// ```
     @inlinable
     public static func pending() -> (promise: Promise<T>, resolver: Resolver<T>) {
-        let box = Box<T>.pending()
-        return (Promise(box: box), Resolver(box))
+        let promise = Promise(state: nil)
+        return (promise, Resolver(promise))
     }
 
     /// Calls `to` with the result, once it is known (at once if it is known already), on the resolving
     /// thread.
     @inlinable
     public func pipe(to: @escaping (Result<T>) -> Void) {
-        box.append(to)
+        append(to)
     }
 
     /// The result, or `nil` while pending.
     @inlinable
     public var result: Result<T>? {
-        box.result
+        lockedResult
     }
 
     /// Blocks the calling thread until the promise resolves, then returns its value or throws its error.
@@ -117,13 +115,13 @@ extension Promise where T == Void {
     /// Makes a promise fulfilled with `()`.
     @inlinable
     public convenience init() {
-        self.init(box: .resolved(.fulfilled(())))
+        self.init(state: .fulfilled(()))
     }
 
     /// A promise fulfilled with `()`.
     @inlinable
     public static var value: Promise<Void> {
-        Promise(box: .resolved(.fulfilled(())))
+        Promise(state: .fulfilled(()))
     }
 }
 
@@ -136,7 +134,7 @@ extension Promise {
     /// ```
     @inlinable
     public convenience init<E: Error>(_ result: Swift.Result<T, E>) {
-        self.init(box: .resolved(Result(result)))
+        self.init(state: Result(result))
     }
 }
 
@@ -162,6 +160,6 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     }
 }
 
-// Safe to share between threads: all mutable state is in `box`, behind its lock, and the value crosses
+// Safe to share between threads: all mutable state is behind the promise's lock, and the value crosses
 // threads only when `T` is `Sendable`.
 extension Promise: @unchecked Sendable where T: Sendable {}

@@ -12,26 +12,45 @@
 /// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
 /// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
 public final class Resolver<T> {
+    /// Two class references: the enum is one word, so a resolver is the smallest object there is.
     @usableFromInline
     enum Target {
-        /// A plain promise: resolve its box; the sentinel logs if the resolver goes away first.
-        case box(Box<T>, AbandonmentSentinel)
+        /// A plain promise: resolve it; the resolver logs if it goes away first.
+        case promise(Promise<T>)
         /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
-        case gate((Result<T>) -> Void)
+        case gate(Gate)
+    }
+
+    @usableFromInline
+    final class Gate {
+        @usableFromInline
+        let body: (Result<T>) -> Void
+
+        init(_ body: @escaping (Result<T>) -> Void) {
+            self.body = body
+        }
     }
 
     @usableFromInline
     let target: Target
 
-    @usableFromInline
-    init(_ box: Box<T>) {
-        target = .box(box, AbandonmentSentinel(.pendingPromiseDeallocated))
+    @inlinable
+    init(_ promise: Promise<T>) {
+        target = .promise(promise)
     }
 
-    /// A resolver that hands every result to `gate` instead of resolving a box itself; it never logs
+    /// A resolver that hands every result to `gate` instead of resolving a promise itself; it never logs
     /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     package init(gate: @escaping (Result<T>) -> Void) {
-        target = .gate(gate)
+        target = .gate(Gate(gate))
+    }
+
+    deinit {
+        // Nobody else holds this resolver, and only a resolver resolves its promise, so nobody can resolve
+        // the promise any more.
+        if case .promise(let promise) = target, !promise.isResolvedWithoutMetadata {
+            conf.logHandler(.pendingPromiseDeallocated)
+        }
     }
 
     /// Fulfills the promise with `value`.
@@ -50,12 +69,10 @@ public final class Resolver<T> {
     @inlinable
     public func resolve(_ result: Result<T>) {
         switch target {
-        case .box(let box, let sentinel):
-            if box.seal(result, isChained: false) {
-                sentinel.markResolved()
-            }
+        case .promise(let promise):
+            promise.seal(result, isChained: false)
         case .gate(let gate):
-            gate(result)
+            gate.body(result)
         }
     }
 
@@ -117,6 +134,6 @@ extension Resolver where T == Void {
     }
 }
 
-// Safe to share between threads: resolving goes through the box's lock; values cross threads only when `T`
+// Safe to share between threads: resolving goes through the promise's lock; values cross threads only when `T`
 // is `Sendable`.
 extension Resolver: @unchecked Sendable where T: Sendable {}

@@ -7,7 +7,10 @@ protocol Contestant {
     var name: String { get }
     /// How handlers run, so that readers compare like with like.
     var mode: String { get }
+    /// One handler: the contestant's primitive callback (`pipe(to:)`, `whenSuccess`), no promise made for it.
     func createFulfilHandler(_ count: Int) -> Double?
+    /// One chain step: `map`, which makes a second promise for the handler's outcome.
+    func createFulfilMap(_ count: Int) -> Double?
     func chain(_ links: Int) -> Double?
     func when(_ count: Int) -> Double?
     func race(_ count: Int) -> Double?
@@ -16,6 +19,8 @@ protocol Contestant {
     func crossThread(_ count: Int) -> Double?
     /// Bytes of heap per pending promise with one handler, with `count` of them alive.
     func bytesPerPendingPromise(_ count: Int) -> Double?
+    /// Bytes of heap per pending promise with one `map` step attached (two promises), `count` of them alive.
+    func bytesPerPendingMap(_ count: Int) -> Double?
     /// Builds and resolves a chain of `links` links (run in a child process: it may crash).
     func deepChain(_ links: Int)
 }
@@ -25,6 +30,8 @@ extension Contestant {
     func anySome(_ count: Int) -> Double? { nil }
     func crossThread(_ count: Int) -> Double? { nil }
     func bytesPerPendingPromise(_ count: Int) -> Double? { nil }
+    func createFulfilMap(_ count: Int) -> Double? { nil }
+    func bytesPerPendingMap(_ count: Int) -> Double? { nil }
     func chain(_ links: Int) -> Double? { nil }
     func deepChain(_ links: Int) {}
 }

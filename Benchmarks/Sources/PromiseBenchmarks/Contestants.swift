@@ -67,8 +67,21 @@ struct PromiseCoreContestant: Contestant {
         return measure(units: count) {
             for index in 0..<count {
                 let (promise, resolver) = Promise<Int>.pending()
-                _ = promise.done(on: nil) { sum &+= $0 }
+                promise.pipe { if case .fulfilled(let value) = $0 { sum &+= value } }
                 resolver.fulfill(index)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func createFulfilMap(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let (promise, resolver) = Promise<Int>.pending()
+                let next = promise.map(on: nil) { sum &+= $0 }
+                resolver.fulfill(index)
+                blackHole(next)
             }
             blackHole(sum)
         }
@@ -129,7 +142,7 @@ struct PromiseCoreContestant: Contestant {
     func crossThread(_ count: Int) -> Double? {
         let counter = Counter(target: count)
         let pending = (0..<count).map { _ in Promise<Int>.pending() }
-        for item in pending { _ = item.promise.done(on: nil) { _ in counter.increment() } }
+        for item in pending { item.promise.pipe { _ in counter.increment() } }
         let resolvers = UncheckedBox(pending.map(\.resolver))
         return measure(units: count) {
             Thread.detachNewThread { for resolver in resolvers.value { resolver.fulfill(1) } }
@@ -140,8 +153,15 @@ struct PromiseCoreContestant: Contestant {
     func bytesPerPendingPromise(_ count: Int) -> Double? {
         bytesPerElement(count) { () -> (Promise<Int>, PromiseCore.Resolver<Int>) in
             let (promise, resolver) = Promise<Int>.pending()
-            _ = promise.done(on: nil) { _ in }
+            promise.pipe { _ in }
             return (promise, resolver)
+        }
+    }
+
+    func bytesPerPendingMap(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> (Promise<Void>, PromiseCore.Resolver<Int>) in
+            let (promise, resolver) = Promise<Int>.pending()
+            return (promise.map(on: nil) { _ in }, resolver)
         }
     }
 }
@@ -164,6 +184,19 @@ struct FloorContestant: Contestant {
                 let promise = FloorPromise<Int>()
                 promise.whenFulfilled { sum &+= $0 }
                 promise.fulfill(index)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func createFulfilMap(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = FloorPromise<Int>()
+                let next = promise.map { sum &+= $0 }
+                promise.fulfill(index)
+                blackHole(next)
             }
             blackHole(sum)
         }
@@ -220,6 +253,13 @@ struct FloorContestant: Contestant {
             return promise
         }
     }
+
+    func bytesPerPendingMap(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> (FloorPromise<Int>, FloorPromise<Void>) in
+            let promise = FloorPromise<Int>()
+            return (promise, promise.map { _ in })
+        }
+    }
 }
 
 // MARK: - SwiftNIO
@@ -254,6 +294,20 @@ struct NIOContestant: Contestant {
                 let promise = loop.makePromise(of: Int.self)
                 promise.futureResult.whenSuccess { sum.value &+= $0 }
                 promise.succeed(index)
+            }
+            blackHole(sum.value)
+        }
+    }
+
+    func createFulfilMap(_ count: Int) -> Double? {
+        let loop = self.loop
+        let sum = Accumulator()
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = loop.makePromise(of: Int.self)
+                let next = promise.futureResult.map { sum.value &+= $0 }
+                promise.succeed(index)
+                blackHole(next)
             }
             blackHole(sum.value)
         }
@@ -341,6 +395,14 @@ struct NIOContestant: Contestant {
             let promise = loop.makePromise(of: Int.self)
             promise.futureResult.whenSuccess { _ in }
             return promise
+        }
+    }
+
+    func bytesPerPendingMap(_ count: Int) -> Double? {
+        let loop = self.loop
+        return bytesPerElement(count) { () -> (EventLoopPromise<Int>, EventLoopFuture<Void>) in
+            let promise = loop.makePromise(of: Int.self)
+            return (promise, promise.futureResult.map { _ in })
         }
     }
 }

@@ -19,6 +19,7 @@ struct Workload {
 
 let workloads: [Workload] = [
     Workload(name: "create + fulfil + 1 handler", unit: "ns/promise") { $0.createFulfilHandler(100_000) },
+    Workload(name: "create + fulfil + map", unit: "ns/promise") { $0.createFulfilMap(100_000) },
     Workload(name: "100k-link chain", unit: "ns/link") { $0.chain(100_000) },
     Workload(name: "when(fulfilled:) × 1k", unit: "ns/element") { $0.when(1_000) },
     Workload(name: "when(fulfilled:) × 10k", unit: "ns/element") { $0.when(10_000) },
@@ -44,6 +45,8 @@ if arguments.count >= 5, arguments[1] == "--child" {
         contestant.deepChain(Int(arguments[4])!)
     case "memory":
         print(contestant.bytesPerPendingPromise(Int(arguments[4])!).map { String($0) } ?? "n/a")
+    case "memory-map":
+        print(contestant.bytesPerPendingMap(Int(arguments[4])!).map { String($0) } ?? "n/a")
     default:
         break
     }
@@ -116,10 +119,15 @@ func median(_ values: [Double]) -> Double {
         ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-/// Memory: 1M live pending promises with one handler each, each contestant in a fresh child process.
+/// Memory: 1M live pending promises with one handler (or one `map` step) each, each contestant in a fresh child
+/// process.
 var memory: [String: Double] = [:]
+var memoryWithMap: [String: Double] = [:]
 for contestant in contestants {
     if let bytes = Double(try child(["memory", contestant.name, "1000000"]).output) { memory[contestant.name] = bytes }
+    if let bytes = Double(try child(["memory-map", contestant.name, "1000000"]).output) {
+        memoryWithMap[contestant.name] = bytes
+    }
 }
 
 /// 1M-link chains, each in a child process with the default 8 MiB stack: crash or not.
@@ -156,6 +164,10 @@ print(
     cell("bytes/pending promise + handler", 30)
         + contestants.map { c in cell(memory[c.name].map { String(format: "%.0f", $0) } ?? "n/a") }.joined()
 )
+print(
+    cell("bytes/pending promise + map", 30)
+        + contestants.map { c in cell(memoryWithMap[c.name].map { String(format: "%.0f", $0) } ?? "n/a") }.joined()
+)
 print(cell("1M-link chain, 8 MiB stack", 30) + contestants.map { cell(deepChain[$0.name] ?? "n/a") }.joined())
 print("")
 print("Ratios are to the floor (a minimal lock-based promise, handlers inline): lower is better.")
@@ -167,6 +179,7 @@ if let path = option("--json") {
         "contestants": contestants.map { ["name": $0.name, "mode": $0.mode] },
         "results": results,
         "bytesPerPendingPromise": memory,
+        "bytesPerPendingMap": memoryWithMap,
         "deepChain": deepChain,
     ]
     let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])

@@ -46,8 +46,8 @@ private func follow<T>(
     isEnsured: Bool,
     conditionEnded: @escaping () -> Void
 ) -> Promise<T> {
-    let result = Promise<T>(box: .pending())
-    promise.pipe(to: result.box.resolveChained)
+    let result = Promise<T>(state: nil)
+    promise.pipe(to: result.resolveChained)
     conditionPromise.pipe { condition in
         let outcome: Result<T>
         switch condition {
@@ -57,7 +57,7 @@ private func follow<T>(
             guard isEnsured else { return }
             outcome = .rejected(CancellablePromiseError.cancelled)
         }
-        if result.box.seal(outcome, isChained: true) {
+        if result.seal(outcome, isChained: true) {
             conditionEnded()
         }
     }

@@ -87,7 +87,7 @@ public func any<U: Thenable>(_ thenables: [U]) -> Promise<[Maybe<U.T>]> {
         guard outcomes.contains(where: \.isSuccess) else {
             // Made from the results, not the inputs: capturing the inputs here would close a cycle
             // (join → inputs → join) that an abandoned pending `any` could never leave.
-            throw AllPromisesFailedError(promises: results.map { Promise(box: .resolved($0)) })
+            throw AllPromisesFailedError(promises: results.map { Promise(state: $0) })
         }
         return outcomes
     }

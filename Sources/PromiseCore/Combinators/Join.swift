@@ -7,12 +7,12 @@ func joinFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<[U.T]> {
     guard !thenables.isEmpty else {
         return .value([])
     }
-    let promise = Promise<[U.T]>(box: .pending())
+    let promise = Promise<[U.T]>(state: nil)
     let state = Locked(JoinState<U.T>(count: thenables.count))
     for (index, thenable) in thenables.enumerated() {
         thenable.pipe { result in
             if let outcome = state.withLock({ $0.record(result, at: index) }) {
-                promise.box.resolveChained(outcome)
+                promise.resolveChained(outcome)
             }
         }
     }
@@ -25,12 +25,12 @@ func joinResolved<U: Thenable>(_ thenables: [U]) -> Guarantee<[Result<U.T>]> {
     guard !thenables.isEmpty else {
         return .value([])
     }
-    let guarantee = Guarantee<[Result<U.T>]>(box: .pending())
+    let guarantee = Guarantee<[Result<U.T>]>(state: nil)
     let state = Locked(ResolvedJoinState<U.T>(count: thenables.count))
     for (index, thenable) in thenables.enumerated() {
         thenable.pipe { result in
             if let results = state.withLock({ $0.record(result, at: index) }) {
-                guarantee.box.resolveChained(.fulfilled(results))
+                guarantee.resolveChained(.fulfilled(results))
             }
         }
     }
@@ -103,13 +103,12 @@ extension Guarantee {
     /// `Guarantee.thenFlatMap` accepts. A rejection is a programming error in the caller.
     @inlinable
     convenience init<U: Thenable>(assumingSuccessOf thenable: U) where U.T == T {
-        let box = Box<T>.pending()
-        thenable.pipe { result in
+        self.init(state: nil)
+        thenable.pipe { [self] result in
             guard case .fulfilled = result else {
                 preconditionFailure("A thenable that cannot reject rejected: \(result)")
             }
-            box.resolveChained(result)
+            resolveChained(result)
         }
-        self.init(box: box)
     }
 }

@@ -11,9 +11,9 @@ public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)
     }
-    let promise = Promise<U.T>(box: .pending())
+    let promise = Promise<U.T>(state: nil)
     for thenable in thenables {
-        thenable.pipe(to: promise.box.resolveChained)
+        thenable.pipe(to: promise.resolveChained)
     }
     return promise
 }
@@ -31,9 +31,9 @@ public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
 /// ```
 @inlinable
 public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
-    let guarantee = Guarantee<T>(box: .pending())
+    let guarantee = Guarantee<T>(state: nil)
     for input in guarantees {
-        input.pipe(to: guarantee.box.resolveChained)
+        input.pipe(to: guarantee.resolveChained)
     }
     return guarantee
 }
@@ -50,20 +50,20 @@ public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)
     }
-    let promise = Promise<U.T>(box: .pending())
+    let promise = Promise<U.T>(state: nil)
     let remaining = Locked(thenables.count)
     for thenable in thenables {
         thenable.pipe { result in
             switch result {
             case .fulfilled:
-                promise.box.resolveChained(result)
+                promise.resolveChained(result)
             case .rejected:
                 let isLast = remaining.withLock { count -> Bool in
                     count -= 1
                     return count == 0
                 }
                 if isLast {
-                    promise.box.resolveChained(.rejected(PMKError.noWinner))
+                    promise.resolveChained(.rejected(PMKError.noWinner))
                 }
             }
         }

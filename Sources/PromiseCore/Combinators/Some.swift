@@ -32,12 +32,12 @@ public func some<U: Thenable>(_ count: Int, _ thenables: [U]) -> Promise<[U.T]> 
     guard count >= 1, count <= thenables.count else {
         return Promise(error: PMKError.badInput)
     }
-    let promise = Promise<[U.T]>(box: .pending())
+    let promise = Promise<[U.T]>(state: nil)
     let state = Locked(SomeState<U.T>(required: count, total: thenables.count))
     for thenable in thenables {
         thenable.pipe { result in
             if let outcome = state.withLock({ $0.record(result) }) {
-                promise.box.resolveChained(outcome)
+                promise.resolveChained(outcome)
             }
         }
     }

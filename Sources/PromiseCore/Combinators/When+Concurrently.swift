@@ -18,13 +18,13 @@ public func when<It: IteratorProtocol>(
     guard concurrently > 0 else {
         return Promise(error: PMKError.badInput)
     }
-    let promise = Promise<[It.Element.T]>(box: .pending())
+    let promise = Promise<[It.Element.T]>(state: nil)
     ConcurrentPuller(promiseIterator, limit: concurrently, stopsOnRejection: true) { outcome in
         switch outcome {
         case .fulfilled(let results):
-            promise.box.resolveChained(.fulfilled(results.map { $0.fulfilledValue.unsafelyUnwrapped }))
+            promise.resolveChained(.fulfilled(results.map { $0.fulfilledValue.unsafelyUnwrapped }))
         case .rejected(let error):
-            promise.box.resolveChained(.rejected(error))
+            promise.resolveChained(.rejected(error))
         }
     }.pull()
     return promise
@@ -46,12 +46,12 @@ public func when<It: IteratorProtocol>(
     guard concurrently > 0 else {
         return .value([.rejected(PMKError.badInput)])
     }
-    let guarantee = Guarantee<[Result<It.Element.T>]>(box: .pending())
+    let guarantee = Guarantee<[Result<It.Element.T>]>(state: nil)
     ConcurrentPuller(promiseIterator, limit: concurrently, stopsOnRejection: false) { outcome in
         guard case .fulfilled(let results) = outcome else {
             preconditionFailure("Internal inconsistency: when(resolved:concurrently:) rejected")
         }
-        guarantee.box.resolveChained(.fulfilled(results))
+        guarantee.resolveChained(.fulfilled(results))
     }.pull()
     return guarantee
 }

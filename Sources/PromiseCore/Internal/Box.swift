@@ -1,58 +1,105 @@
 public import Dispatch
 
-/// The state of one promise: its result once resolved, its handlers while pending.
-@usableFromInline
-package struct BoxState<T> {
-    @usableFromInline
-    var result: Result<T>?
-    @usableFromInline
-    var handlers: HandlerList<T>
-    @inlinable
-    init(result: Result<T>?) {
-        self.result = result
-        // Set here, not as a default value: a default value's initializer is not inlinable, and unspecialised
-        // code pays a metadata lookup per promise.
-        self.handlers = HandlerList()
-    }
-}
-
-/// The storage shared by `Promise`, `Guarantee` and their resolvers: one lock and one `BoxState`, in one
-/// allocation.
+/// The state of one promise — its lock, its result once resolved, its handlers while pending — stored in the
+/// promise object itself (`Promise` and `Guarantee` conform), so a promise is one allocation.
 ///
 /// Rules (every method below follows them):
 /// - The state changes from pending to resolved exactly once, under the lock; the first resolution wins.
 /// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
-///   handler list it sealed and drains it without the lock (no other thread touches `handlers` after
-///   `result` is set: late handlers see the result and run at once).
+///   handler list it sealed and drains it without the lock (no other thread touches `state.handlers` after
+///   `state.result` is set: late handlers see the result and run at once).
+/// - `state` and `isSealed` are touched only under the lock, except by `drain()`
+///   (single owner, see above).
 @usableFromInline
-package final class Box<T>: LockedBuffer<BoxState<T>> {
+package protocol Box<T>: AnyObject {
+    associatedtype T
+
+    /// Runs `body` under the promise's lock.
+    func withStateLock<Value>(_ body: () -> Value) -> Value
+
+    /// The result and the handlers.
+    var state: _PromiseState<T> { get set }
+    /// Whether `state.result` is set, readable without knowing `T` (where a generic deinit asks).
+    var isSealed: Bool { get set }
+}
+
+/// The part of a promise's state that depends on `T`.
+///
+/// Not API: public only because it appears in `Promise`'s and `Guarantee`'s superclass (see
+/// ``_PromiseStorage``); its members are internal to the package.
+@frozen
+public struct _PromiseState<T> {
+    @usableFromInline
+    var result: Result<T>?
+    @usableFromInline
+    var handlers: HandlerList<T>
+
     @inlinable
-    static func make(_ state: BoxState<T>) -> Box<T> {
-        let buffer = Box<T>.create(minimumCapacity: 1) { _ in state }
-        buffer.withUnsafeMutablePointerToElements { LockOperations.initialize($0) }
-        return unsafeDowncast(buffer, to: Box<T>.self)
+    package init(result: Result<T>?) {
+        self.result = result
+        // Set here, not as a default value: a default value's initializer is not inlinable, and unspecialised
+        // code pays a metadata lookup per promise.
+        handlers = HandlerList()
+    }
+}
+
+/// The stored properties of `Promise` and `Guarantee`: the lock, the resolved flag and the state.
+///
+/// Not API: public only because a public class's superclass must be. It has no public members and cannot be
+/// subclassed outside PromiseCore.
+///
+/// Why a superclass: a generic class's deinit is not specialised. A stored property whose type depends on the
+/// class's generic parameter (`Result<T>?`, `_PromiseState<T>`) is destroyed after a run-time metadata lookup
+/// (a hash-table probe, ~450 instructions) on every deallocation; a stored property whose type *is* a generic
+/// parameter of the class (`State` here) is destroyed with metadata the class's own metadata already holds.
+/// `Promise<T>: _PromiseStorage<_PromiseState<T>>` makes the state such a property, for free (as
+/// `ManagedBuffer` does for its header).
+public class _PromiseStorage<State> {
+    // The lock and the flag come first, so that their offsets do not depend on `State`.
+    @usableFromInline
+    let lock: PromiseLock
+    /// Whether the result is set; under the lock, like `state`.
+    @usableFromInline
+    @exclusivity(unchecked)
+    package var isSealed: Bool
+    /// Only touched under `lock` (or by its single owner, see `Box`), which already makes every access
+    /// exclusive: the run-time exclusivity check a class property gets on every access is skipped.
+    @usableFromInline
+    @exclusivity(unchecked)
+    package var state: State
+
+    @inlinable
+    package init(isSealed: Bool, state: State) {
+        lock = PromiseLock()
+        self.isSealed = isSealed
+        self.state = state
     }
 
     @inlinable
-    package static func pending() -> Box<T> {
-        make(BoxState(result: nil))
+    @inline(__always)
+    package final func withStateLock<Value>(_ body: () -> Value) -> Value {
+        lock.withLock(body)
     }
 
-    @inlinable
-    package static func resolved(_ result: Result<T>) -> Box<T> {
-        make(BoxState(result: result))
+    /// Whether the promise is resolved, for code that does not know `State` (a generic deinit): nothing here
+    /// depends on it, so it needs no generic metadata.
+    @usableFromInline
+    package final var isResolvedWithoutMetadata: Bool {
+        lock.withLock { isSealed }
     }
+}
 
+extension Box {
     /// The result, or `nil` while pending.
     @inlinable
-    package var result: Result<T>? {
-        withLock { $0.result }
+    package var lockedResult: Result<T>? {
+        withStateLock { state.result }
     }
 
     /// Calls `handler` with the result: later if pending, now (on this thread) if already resolved.
     @inlinable
     package func append(_ handler: @escaping Handler<T>) {
-        let result: Result<T>? = withLock { state in
+        let result: Result<T>? = withStateLock {
             if let result = state.result {
                 return result
             }
@@ -64,33 +111,34 @@ package final class Box<T>: LockedBuffer<BoxState<T>> {
         }
     }
 
-    /// Resolves the box from user code; handlers run before this returns. Later calls are ignored.
+    /// Resolves the promise from user code; handlers run before this returns. Later calls are ignored.
     @inlinable
     package func resolve(_ result: Result<T>) {
         seal(result, isChained: false)
     }
 
-    /// Resolves the box from inside a library handler; the handlers run on the thread's trampoline.
+    /// Resolves the promise from inside a library handler; the handlers run on the thread's trampoline.
     @inlinable
     package func resolveChained(_ result: Result<T>) {
         seal(result, isChained: true)
     }
 
-    /// Resolves the box unless it is resolved already: the one place where races to resolve a promise are
-    /// decided (Cancellable's `cancel()` against a fulfilment included).
+    /// Resolves the promise unless it is resolved already: the one place where races to resolve a promise
+    /// are decided (Cancellable's `cancel()` against a fulfilment included).
     ///
     /// - Parameter isChained: `true` when called from inside a library handler (see ``Trampoline``).
-    /// - Returns: whether this call resolved the box.
+    /// - Returns: whether this call resolved the promise.
     @inlinable
     @discardableResult
     package func seal(_ result: Result<T>, isChained: Bool) -> Bool {
-        let (isFirst, hasHandlers): (Bool, Bool) = withLock { state in
-            guard state.result == nil else { return (false, false) }
+        let (isFirst, hasHandlers): (Bool, Bool) = withStateLock {
+            guard !isSealed else { return (false, false) }
             state.result = result
+            isSealed = true
             return (true, !state.handlers.isEmpty)
         }
         if hasHandlers {
-            Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Box<T>.self).drain() }, isChained: isChained)
+            Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Self.self).drain() }, isChained: isChained)
         }
         return isFirst
     }
@@ -98,12 +146,9 @@ package final class Box<T>: LockedBuffer<BoxState<T>> {
     @inlinable
     package func drain() {
         // Single owner: only the thread whose `seal` set the result gets here, once (see the type's rules).
-        let (handlers, result) = withUnsafeMutablePointerToHeader { state in
-            let handlers = state.pointee.handlers
-            state.pointee.handlers = HandlerList()
-            return (handlers, state.pointee.result.unsafelyUnwrapped)
-        }
-        handlers.run(with: result)
+        var handlers = HandlerList<T>()
+        swap(&handlers, &state.handlers)  // a move: no retain and release of every handler
+        handlers.run(with: state.result.unsafelyUnwrapped)
     }
 }
 

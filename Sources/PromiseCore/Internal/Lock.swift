@@ -1,71 +1,126 @@
 #if canImport(Darwin)
 public import Darwin
-#elseif canImport(Glibc)
-public import Glibc
+#else
+public import Synchronization
+#if canImport(Glibc)
+import Glibc
 #elseif canImport(Musl)
-public import Musl
+import Musl
 #elseif canImport(Android)
-public import Android
-#else
-#error("PromiseCore needs a platform lock: Darwin, Glibc, Musl or Android.")
+import Android
+#endif
 #endif
 
-/// The platform's cheapest non-recursive mutex.
+/// The lock inside every promise and every ``Locked`` value: the platform's cheapest non-recursive mutex,
+/// stored inline.
 ///
-/// It is stored as the tail element of a `ManagedBuffer` (see ``LockedBuffer``), so that it has a stable
-/// address and shares one allocation with the state it protects.
-#if canImport(Darwin)
+/// - On Linux (and every non-Darwin platform) it is one 4-byte atomic word in the owning object (no
+///   allocation, no destruction); a thread that finds it taken spins briefly, then parks on ``ParkingLot``.
+/// - On Darwin, `Mutex` needs macOS 15 / iOS 18, so the lock is an `os_unfair_lock` at a stable address of
+///   its own (one small allocation), which is freed with the lock.
+///
+/// The only way in is ``withLock(_:)`` (non-throwing: a typed-throws closure would cost a reabstraction thunk
+/// on every call); its closure must not run user code (handlers, cancel handlers,
+/// `conf.logHandler`): decide under the lock, act after it is released.
 @usableFromInline
-package typealias LockPrimitive = os_unfair_lock
-#else
-@usableFromInline
-package typealias LockPrimitive = pthread_mutex_t
-#endif
-
-/// Operations on a ``LockPrimitive`` that lives at a stable address.
-@usableFromInline
-enum LockOperations {
+package struct PromiseLock: ~Copyable {
+    #if canImport(Darwin)
     @usableFromInline
-    static func initialize(_ lock: UnsafeMutablePointer<LockPrimitive>) {
-        #if canImport(Darwin)
+    let lock: UnsafeMutablePointer<os_unfair_lock>
+
+    @inlinable
+    package init() {
+        lock = .allocate(capacity: 1)
         lock.initialize(to: os_unfair_lock())
-        #else
-        // The default mutex type, as PTHREAD_MUTEX_INITIALIZER makes: it owns no resources, so it needs no
-        // pthread_mutex_destroy (see LockedBuffer). Debug builds check for misuse instead.
-        #if DEBUG
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        let status = pthread_mutex_init(lock, &attributes)
-        pthread_mutexattr_destroy(&attributes)
-        precondition(status == 0, "Internal inconsistency: pthread_mutex_init failed (\(status))")
-        #elseif canImport(Glibc)
-        // glibc's PTHREAD_MUTEX_INITIALIZER is all zeros: a zeroed mutex is a default mutex, without the call.
-        lock.initialize(to: pthread_mutex_t())
-        #else
-        let status = pthread_mutex_init(lock, nil)
-        precondition(status == 0, "Internal inconsistency: pthread_mutex_init failed (\(status))")
-        #endif
-        #endif
     }
 
-    @usableFromInline
-    static func lock(_ lock: UnsafeMutablePointer<LockPrimitive>) {
-        #if canImport(Darwin)
+    deinit {
+        lock.deallocate()
+    }
+
+    @inlinable
+    @inline(__always)
+    package func withLock<Value>(_ body: () -> Value) -> Value {
         os_unfair_lock_lock(lock)
-        #else
-        let status = pthread_mutex_lock(lock)
-        assert(status == 0, "Internal inconsistency: pthread_mutex_lock failed (\(status))")
-        #endif
+        defer { os_unfair_lock_unlock(lock) }
+        return body()
+    }
+    #else
+    /// 0: unlocked; 1: locked; 2: locked, and a thread may be parked waiting for it.
+    @usableFromInline
+    let word: Atomic<UInt32>
+
+    @inlinable
+    package init() {
+        word = Atomic(0)
     }
 
+    @inlinable
+    @inline(__always)
+    package func withLock<Value>(_ body: () -> Value) -> Value {
+        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+            lockContended()
+        }
+        defer {
+            if word.exchange(0, ordering: .releasing) == 2 {
+                ParkingLot.unparkAll()
+            }
+        }
+        return body()
+    }
+
+    /// The slow path (Drepper's futex mutex, parking on ``ParkingLot`` instead of a futex): spin briefly,
+    /// then mark the lock contended and park until it is released.
     @usableFromInline
-    static func unlock(_ lock: UnsafeMutablePointer<LockPrimitive>) {
-        #if canImport(Darwin)
-        os_unfair_lock_unlock(lock)
-        #else
-        let status = pthread_mutex_unlock(lock)
-        assert(status == 0, "Internal inconsistency: pthread_mutex_unlock failed (\(status))")
-        #endif
+    func lockContended() {
+        for _ in 0..<64 {
+            if word.load(ordering: .relaxed) == 0,
+                word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+            {
+                return
+            }
+        }
+        while word.exchange(2, ordering: .acquiring) != 0 {
+            ParkingLot.park { word.load(ordering: .relaxed) == 2 }
+        }
+    }
+    #endif
+}
+
+#if !canImport(Darwin)
+/// Where threads wait for a contended ``PromiseLock``: one mutex and condition variable for the process.
+///
+/// Contention on a promise's lock is rare and brief (no user code runs under it), so one parking place is
+/// enough. It is built from `pthread` primitives, which every sanitizer understands: the standard library's
+/// `Mutex` parks in the kernel through an uninstrumented path, and ThreadSanitizer then reports the accesses it
+/// protects as races.
+@usableFromInline
+enum ParkingLot {
+    // nonisolated(unsafe): initialised once (a lazy global), then only used through the pthread calls, which
+    // synchronise.
+    private nonisolated(unsafe) static let place: UnsafeMutablePointer<(pthread_mutex_t, pthread_cond_t)> = {
+        let place = UnsafeMutablePointer<(pthread_mutex_t, pthread_cond_t)>.allocate(capacity: 1)
+        place.initialize(to: (pthread_mutex_t(), pthread_cond_t()))
+        pthread_mutex_init(&place.pointee.0, nil)
+        pthread_cond_init(&place.pointee.1, nil)
+        return place
+    }()
+
+    /// Waits while `shouldWait()` holds (checked under the parking lot's mutex, so no wake-up is missed).
+    static func park(while shouldWait: () -> Bool) {
+        pthread_mutex_lock(&place.pointee.0)
+        if shouldWait() {
+            pthread_cond_wait(&place.pointee.1, &place.pointee.0)
+        }
+        pthread_mutex_unlock(&place.pointee.0)
+    }
+
+    /// Wakes every parked thread; each checks its own lock again.
+    @usableFromInline
+    static func unparkAll() {
+        pthread_mutex_lock(&place.pointee.0)
+        pthread_cond_broadcast(&place.pointee.1)
+        pthread_mutex_unlock(&place.pointee.0)
     }
 }
+#endif

@@ -4,6 +4,7 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -26,7 +27,7 @@ final class DownloadController {
     }
 
     func stop() {
-        download?.cancel()   // the connection closes; "stopped" is printed
+        download?.cancel()  // the connection closes; "stopped" is printed
     }
 }
 

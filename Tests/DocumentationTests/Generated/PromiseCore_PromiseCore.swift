@@ -4,6 +4,7 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
