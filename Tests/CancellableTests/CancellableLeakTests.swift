@@ -80,6 +80,26 @@ import Testing
         #expect(scheduler.pendingCount == 0)
     }
 
+    @Test func retriesAndDelays() {
+        // A retry whose attempt never resolves, abandoned, and one cancelled. The body hands the attempt over
+        // rather than capturing it: a retry keeps its body for later attempts, so a body that held its own
+        // attempt would be the caller's cycle (as with a `then` body capturing the promise it is attached to).
+        expectFreed { inputs in
+            let attempt = Shared<CancellablePromise<Int>?>(inputs[0])
+            _ = retry(3, on: nil) { attempt.withLock { $0.take()! } }
+        }
+        expectFreed { inputs in
+            let attempt = Shared<CancellablePromise<Int>?>(inputs[0])
+            retry(3, on: nil) { attempt.withLock { $0.take()! } }.cancel()
+        }
+        // A cancelled delay lets go of its chain at once (Dispatch still holds the timer for an hour).
+        expectFreed { inputs in
+            let delay: CancellablePromise<Void> = after(seconds: 3_600)
+            let attempt = inputs[0]
+            delay.then(on: nil) { attempt }.cancel()
+        }
+    }
+
     @Test func afterCancellationEverythingIsFreed() {
         expectFreed { inputs in
             race(inputs.map { $0.map(on: nil) { $0 } }, autoCancel: true).cancel()

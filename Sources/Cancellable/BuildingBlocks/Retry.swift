@@ -1,0 +1,158 @@
+public import Dispatch
+public import Foundation
+public import PromiseCore
+
+/// Runs `body` until it fulfils, up to `attempts` times, waiting between attempts; `cancel()` stops it all.
+///
+/// ```swift
+/// let download = retry(3, delay: 1, backoff: 2) {   // waits 1 s, then 2 s
+///     session.cancellableData(from: url)
+/// }
+/// stopButton.onTap = { download.cancel() }   // cancels the running attempt or the pending delay
+/// ```
+///
+/// - The first attempt starts at once, on the calling thread; each later one starts on `on` once its delay has
+///   passed. An attempt that `body` makes cancellable (a ``CancellablePromise``) is cancelled with the retry.
+/// - An attempt that rejects is retried if attempts remain and `shouldRetry` returns `true` for its error
+///   (it runs inline, on the rejecting thread); otherwise the promise rejects with that error. A body that
+///   throws counts as an attempt that rejected.
+/// - Cancellations are never retried: an attempt rejected with a cancellation error rejects the retry with it.
+/// - `cancel()` rejects the promise with ``CancellablePromiseError/cancelled``, cancels the attempt in flight,
+///   and releases the pending delay's timer; no further attempt starts.
+/// - Bad input rejects at once with `PMKError.badInput`: fewer than one attempt, or a negative, NaN or infinite
+///   `delay` or `backoff`.
+///
+/// - Parameters:
+///   - attempts: how many times to run `body` at most, the first included.
+///   - delay: seconds to wait after the first failure.
+///   - backoff: each later delay is the previous one times this (`1`, the default, keeps it constant; `2`
+///     doubles it).
+///   - on: where attempts after the first start; `nil` starts them on the timer's thread.
+///   - shouldRetry: whether a failure is worth another attempt; by default every failure that is not a
+///     cancellation is.
+///   - body: makes one attempt; kept until the retry ends, so it should make a new promise each time rather
+///     than capture one (a body holding its own pending attempt would form a reference cycle).
+public func retry<U: Thenable>(
+    _ attempts: Int,
+    delay: TimeInterval = 0,
+    backoff: Double = 1,
+    on: DispatchQueue? = conf.Q.map,
+    when shouldRetry: @escaping (Error) -> Bool = { _ in true },
+    _ body: @escaping () throws -> U
+) -> CancellablePromise<U.T> {
+    guard attempts >= 1, delay >= 0, delay.isFinite, backoff >= 0, backoff.isFinite else {
+        return CancellablePromise(error: PMKError.badInput)
+    }
+    let retrying = Retrying(
+        attempts: attempts,
+        delay: delay,
+        backoff: backoff,
+        queue: on,
+        shouldRetry: shouldRetry,
+        body: body
+    )
+    retrying.start(attempt: 1, delay: delay)
+    return retrying.promise
+}
+
+/// The state of one `retry`: the promise, and what `cancel()` must stop right now (the attempt in flight or
+/// the pending delay).
+private final class Retrying<U: Thenable>: @unchecked Sendable {
+    // @unchecked Sendable: `current` is behind its lock; the rest is immutable. Closures cross threads as
+    // PromiseKit's handlers do (see Docs/Design/0001-sendability.md).
+    let promise = CancellablePromise<U.T>()
+    let attempts: Int
+    let backoff: Double
+    let queue: DispatchQueue?
+    let shouldRetry: (Error) -> Bool
+    let body: () throws -> U
+    let scheduler = Schedulers.current
+    /// `nil` once cancelled; otherwise what cancels the current step.
+    private let current = Locked<(() -> Void)??>(.some(nil))
+
+    init(
+        attempts: Int,
+        delay: TimeInterval,
+        backoff: Double,
+        queue: DispatchQueue?,
+        shouldRetry: @escaping (Error) -> Bool,
+        body: @escaping () throws -> U
+    ) {
+        self.attempts = attempts
+        self.backoff = backoff
+        self.queue = queue
+        self.shouldRetry = shouldRetry
+        self.body = body
+        // The cancel action holds the step box, not `self`: an abandoned retry is not kept alive by its own
+        // promise.
+        let current = self.current
+        promise.addCancelAction {
+            let step = current.withLock { state -> (() -> Void)? in
+                defer { state = nil }
+                return state ?? nil
+            }
+            step?()
+        }
+    }
+
+    /// Makes `cancelStep` what `cancel()` runs from now on; runs it at once if the retry is already cancelled.
+    private func install(_ cancelStep: @escaping () -> Void) {
+        let isCancelled = current.withLock { state -> Bool in
+            guard state != nil else { return true }
+            state = .some(cancelStep)
+            return false
+        }
+        if isCancelled {
+            cancelStep()
+        }
+    }
+
+    func start(attempt: Int, delay: TimeInterval) {
+        let sink = promise.sink
+        guard !sink.isSettled else { return }
+        let next: U
+        do {
+            next = try body()
+        } catch {
+            failed(attempt: attempt, delay: delay, error: error)
+            return
+        }
+        if let cancellable = next as? CancellablePromise<U.T> {
+            // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
+            let attemptHandle = cancellable.handle
+            install { attemptHandle.cancel() }
+        }
+        next.pipe { result in
+            switch result {
+            case .fulfilled:
+                sink.settle(result)
+            case .rejected(let error):
+                self.failed(attempt: attempt, delay: delay, error: error)
+            }
+        }
+    }
+
+    private func failed(attempt: Int, delay: TimeInterval, error: Error) {
+        let sink = promise.sink
+        guard attempt < attempts, !error.isCancelled, !sink.isSettled, shouldRetry(error) else {
+            sink.settle(.rejected(error))
+            return
+        }
+        // The timer reaches the next attempt only through this box, which cancel() empties: a cancelled retry
+        // holds nothing, however long the timer itself lingers in Dispatch.
+        let nextAttempt = Locked<UncheckedSendable<() -> Void>?>(
+            UncheckedSendable {
+                dispatch(on: self.queue, flags: nil) {
+                    self.start(attempt: attempt + 1, delay: delay * self.backoff)
+                }
+            }
+        )
+        let timer = scheduler.schedule(after: DispatchTimeInterval(clampingSeconds: delay)) {
+            nextAttempt.withLock { $0.take() }?.value()
+        }
+        install {
+            timer.cancel()
+            _ = nextAttempt.withLock { $0.take() }
+        }
+    }
+}
