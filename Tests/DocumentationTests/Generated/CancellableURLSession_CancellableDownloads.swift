@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,7 +12,7 @@ import FoundationNetworking
 func snippet_CancellableDownloads_2() async throws {
     let page = URLSession.shared.cancellableData(from: url)
     page.done { data, response in show(data) }
-        .catch { error in show(error) }  // a cancellation is not an error here
+        .catch { error in show(error) }          // a cancellation is not an error here
     stopButton.onTap { page.cancel() }
 }
 
@@ -27,7 +26,7 @@ func snippet_CancellableDownloads_3() async throws {
 // Docs/CancellableURLSession.docc/CancellableDownloads.md, block 4
 func snippet_CancellableDownloads_4() async throws {
     var request = URLRequest(url: uploadURL)
-    request.httpMethod = "PUT"  // POST if unset
+    request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
         .done { data, response in show(response) }
         .catch { show($0) }
@@ -57,11 +56,11 @@ func snippet_CancellableDownloads_6() async throws {
 // Docs/CancellableURLSession.docc/CancellableDownloads.md, block 7
 func snippet_CancellableDownloads_7() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
-    race(mirrors, autoCancel: true)  // the first to finish wins; the others are cancelled
-        .timeout(seconds: 30)  // and everything is cancelled if none finishes in time
+    race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
+        .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
         .done { data, _ in show(data) }
         .catch { show($0) }
 
     let task = Task { try await URLSession.shared.cancellableData(from: url).async() }
-    task.cancel()  // cancels the transfer
+    task.cancel()                                // cancels the transfer
 }

@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,5 +11,5 @@ import FoundationNetworking
 // Docs/Cancellable.docc/CancellationSemantics.md, block 1
 func cancelledChain(_ download: CancellablePromise<Data>) {
     let shown = download.map { String(decoding: $0, as: UTF8.self) }.done { show($0) }
-    shown.cancel()  // cancels `download` too, if it is still running
+    shown.cancel()   // cancels `download` too, if it is still running
 }

@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -18,12 +17,12 @@ func snippet_DelaysAndRetries_1() async throws {
 
 // Docs/Cancellable.docc/DelaysAndRetries.md, block 2
 func snippet_DelaysAndRetries_2() async throws {
-    after(seconds: 5).cancel()  // a CancellablePromise: a Guarantee has no cancel()
+    after(seconds: 5).cancel()   // a CancellablePromise: a Guarantee has no cancel()
 }
 
 // Docs/Cancellable.docc/DelaysAndRetries.md, block 3
 func snippet_DelaysAndRetries_3() async throws {
-    let download = retry(4, delay: 1, backoff: 2) {  // waits 1 s, 2 s, then 4 s
+    let download = retry(4, delay: 1, backoff: 2) {   // waits 1 s, 2 s, then 4 s
         URLSession.shared.cancellableData(from: url)
     }
     download.done { show($0.data) }.catch { error in show(error) }
@@ -32,13 +31,9 @@ func snippet_DelaysAndRetries_3() async throws {
 
 // Docs/Cancellable.docc/DelaysAndRetries.md, block 4
 func snippet_DelaysAndRetries_4() async throws {
-    let page = retry(
-        3,
-        delay: 0.5,
-        when: { error in
-            (error as? HTTPStatusError).map { $0.statusCode >= 500 } ?? true  // not 4xx
-        }
-    ) {
+    let page = retry(3, delay: 0.5, when: { error in
+        (error as? HTTPStatusError).map { $0.statusCode >= 500 } ?? true   // not 4xx
+    }) {
         URLSession.shared.cancellableData(from: url)
     }
     page.done { show($0.data) }.catch { error in show(error) }

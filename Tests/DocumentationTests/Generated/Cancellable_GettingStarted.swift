@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -27,7 +26,7 @@ final class DownloadController {
     }
 
     func stop() {
-        download?.cancel()  // the connection closes; "stopped" is printed
+        download?.cancel()   // the connection closes; "stopped" is printed
     }
 }
 

@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -28,11 +27,11 @@ func userPromise() -> Promise<User> {
 // Docs/PromiseCore.docc/AsyncAwait.md, block 4
 func downloadInATask(_ url: URL) {
     let task = Task { try await URLSession.shared.cancellableData(from: url).async() }
-    task.cancel()  // cancels the transfer; the await throws CancellablePromiseError.cancelled
+    task.cancel()   // cancels the transfer; the await throws CancellablePromiseError.cancelled
 }
 
 func cancellableLoad() -> CancellablePromise<User> {
     let promise = CancellablePromise { try await loadUser(id: 1) }
-    promise.cancel()  // cancels the task; a CancellationError it throws means .cancelled
+    promise.cancel()   // cancels the task; a CancellationError it throws means .cancelled
     return promise
 }

@@ -4,7 +4,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
