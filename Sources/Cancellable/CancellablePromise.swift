@@ -234,7 +234,7 @@ struct LinkSink<U> {
     let state: Locked<CancellationState>
 
     /// Whether the promise has resolved (or been cancelled) already.
-    var isSettled: Bool { box.withStateLock { box.isSealed } }
+    var isSettled: Bool { box.isResolvedWithoutMetadata }
 
     /// Resolves the promise with `result` unless it was cancelled or resolved already.
     ///

@@ -190,33 +190,29 @@ extension Thenable {
             // `dispatch` per resolution, and a smaller allocation per link.
             pipe { result in
                 switch result {
-                case .fulfilled(let value):
-                    do {
-                        try body(value, box)
-                    } catch {
-                        box.resolveChained(.rejected(error))
-                    }
-                case .rejected(let error):
-                    box.resolveChained(.rejected(error))
+                case .fulfilled(let value): runResolving(box, body, value)
+                case .rejected(let error): box.resolveChained(.rejected(error))
                 }
             }
             return box
         }
         pipe { result in
             switch result {
-            case .fulfilled(let value):
-                dispatch(on: on, flags: flags) {
-                    do {
-                        try body(value, box)
-                    } catch {
-                        box.resolveChained(.rejected(error))
-                    }
-                }
-            case .rejected(let error):
-                box.resolveChained(.rejected(error))
+            case .fulfilled(let value): dispatch(on: on, flags: flags) { runResolving(box, body, value) }
+            case .rejected(let error): box.resolveChained(.rejected(error))
             }
         }
         return box
+    }
+}
+
+/// Runs a step's `body`, which resolves `box` or throws; a throw rejects `box`.
+@inlinable
+func runResolving<T, U>(_ box: Promise<U>, _ body: (T, Promise<U>) throws -> Void, _ value: T) {
+    do {
+        try body(value, box)
+    } catch {
+        box.resolveChained(.rejected(error))
     }
 }
 

@@ -81,8 +81,8 @@ public class _PromiseStorage<State> {
         lock.withLock(body)
     }
 
-    /// Whether the promise is resolved, for code that does not know `State` (a generic deinit): nothing here
-    /// depends on it, so it needs no generic metadata.
+    /// Whether the promise is resolved. Nothing here depends on `State`, so it needs no generic metadata: a
+    /// generic deinit can ask too.
     @usableFromInline
     package final var isResolvedWithoutMetadata: Bool {
         lock.withLock { isSealed }
