@@ -21,29 +21,27 @@ extension CancellablePromise {
         let upstream = handle
         let limited = CancellablePromise<T>(actions: [{ upstream.cancel() }])
         limited.follow(promise)
-        // The timer owns what it must act on — the limited promise's sink and this promise — until either
-        // the deadline passes or the limited promise resolves; then it lets go, however long the timer
-        // itself lingers in Dispatch.
-        let deadline = Locked<(sink: LinkSink<T>, upstream: CancelHandle<T>)?>((limited.sink, upstream))
-        let expire = UncheckedSendable {
-            guard let (sink, upstream) = deadline.withLock({ $0.take() }) else { return }
+        // The timer owns what it must act on — the limited promise's sink and this promise — until either the
+        // deadline passes or the limited promise resolves; then it lets go, however long the timer itself
+        // lingers in Dispatch.
+        let sink = limited.sink
+        let expire: () -> Void = {
             // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
             // work has already been cancelled (and its cancellation cannot win over the timeout).
-            sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false) {
+            _ = sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false) {
                 upstream.cancel()
             }
         }
         guard seconds > 0 else {
-            expire.value()
+            expire()
             return limited
         }
-        let timer = Schedulers.current.schedule(after: DispatchTimeInterval(clampingSeconds: seconds)) {
-            expire.value()
-        }
-        limited.promise.pipe { _ in
-            timer.cancel()
-            _ = deadline.withLock { $0.take() }
-        }
+        let cancelTimer = scheduleReleasably(
+            on: Schedulers.current,
+            after: DispatchTimeInterval(clampingSeconds: seconds),
+            expire
+        )
+        limited.promise.pipe { _ in cancelTimer() }
         return limited
     }
 }

@@ -29,15 +29,11 @@ public func after(seconds: TimeInterval) -> CancellablePromise<Void> {
 @_disfavoredOverload
 public func after(_ interval: DispatchTimeInterval) -> CancellablePromise<Void> {
     let promise = CancellablePromise<Void>()
-    // The timer's closure reaches the promise only through this box, which cancel() empties: a cancelled delay
-    // holds nothing, however long the timer itself lingers in Dispatch.
-    let target = Locked<LinkSink<Void>?>(promise.sink)
-    let timer = Schedulers.current.schedule(after: interval) {
-        target.withLock { $0.take() }?.settle(.fulfilled(()), isChained: false)
-    }
-    promise.addCancelAction {
-        timer.cancel()
-        _ = target.withLock { $0.take() }
-    }
+    let sink = promise.sink
+    promise.addCancelAction(
+        scheduleReleasably(on: Schedulers.current, after: interval) {
+            sink.settle(.fulfilled(()), isChained: false)
+        }
+    )
     return promise
 }

@@ -45,7 +45,6 @@ public func retry<U: Thenable>(
     }
     let retrying = Retrying(
         attempts: attempts,
-        delay: delay,
         backoff: backoff,
         queue: on,
         shouldRetry: shouldRetry,
@@ -67,12 +66,16 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     let shouldRetry: (Error) -> Bool
     let body: () throws -> U
     let scheduler = Schedulers.current
-    /// `nil` once cancelled; otherwise what cancels the current step.
-    private let current = Locked<(() -> Void)??>(.some(nil))
+    /// What cancel() must stop right now, and whether it has been called.
+    private struct Step {
+        var isCancelled = false
+        var cancel: (() -> Void)?
+    }
+
+    private let current = Locked(Step())
 
     init(
         attempts: Int,
-        delay: TimeInterval,
         backoff: Double,
         queue: DispatchQueue?,
         shouldRetry: @escaping (Error) -> Bool,
@@ -87,20 +90,21 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         // promise.
         let current = self.current
         promise.addCancelAction {
-            let step = current.withLock { state -> (() -> Void)? in
-                defer { state = nil }
-                return state ?? nil
+            let cancelStep = current.withLock { step -> (() -> Void)? in
+                step.isCancelled = true
+                return step.cancel.take()
             }
-            step?()
+            cancelStep?()
         }
     }
 
     /// Makes `cancelStep` what `cancel()` runs from now on; runs it at once if the retry is already cancelled.
     private func install(_ cancelStep: @escaping () -> Void) {
-        let isCancelled = current.withLock { state -> Bool in
-            guard state != nil else { return true }
-            state = .some(cancelStep)
-            return false
+        let isCancelled = current.withLock { step -> Bool in
+            if !step.isCancelled {
+                step.cancel = cancelStep
+            }
+            return step.isCancelled
         }
         if isCancelled {
             cancelStep()
@@ -138,21 +142,12 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
             sink.settle(.rejected(error))
             return
         }
-        // The timer reaches the next attempt only through this box, which cancel() empties: a cancelled retry
-        // holds nothing, however long the timer itself lingers in Dispatch.
-        let nextAttempt = Locked<UncheckedSendable<() -> Void>?>(
-            UncheckedSendable {
+        install(
+            scheduleReleasably(on: scheduler, after: DispatchTimeInterval(clampingSeconds: delay)) {
                 dispatch(on: self.queue, flags: nil) {
                     self.start(attempt: attempt + 1, delay: delay * self.backoff)
                 }
             }
         )
-        let timer = scheduler.schedule(after: DispatchTimeInterval(clampingSeconds: delay)) {
-            nextAttempt.withLock { $0.take() }?.value()
-        }
-        install {
-            timer.cancel()
-            _ = nextAttempt.withLock { $0.take() }
-        }
     }
 }
