@@ -22,7 +22,7 @@ extension CancellablePromise {
     ) -> CancellableFinalizer {
         let finalizer = promise.catch(on: on, flags: flags, policy: policy, body)
         let chain = handle
-        return CancellableFinalizer(finalizer) { chain.cancel() }
+        return CancellableFinalizer(finalizer) { chain.cancel(reason: $0) }
     }
 
     /// Replaces an error with the result of another promise; the chain stays cancellable, and so does the
@@ -133,9 +133,12 @@ extension CancellablePromise {
 /// ```
 public final class CancellableFinalizer {
     private let finalizer: PMKFinalizer
-    private let cancelChain: () -> Bool
+    private let cancelChain: (CancellationReason) -> Bool
 
-    init(_ finalizer: PMKFinalizer, cancel: @escaping () -> Bool) {
+    /// Resolves once the chain has finished and any `catch` handler has run; a ``CancelScope`` watches it.
+    var finished: Guarantee<Void> { finalizer.box }
+
+    init(_ finalizer: PMKFinalizer, cancel: @escaping (CancellationReason) -> Bool) {
         self.finalizer = finalizer
         self.cancelChain = cancel
     }
@@ -154,6 +157,18 @@ public final class CancellableFinalizer {
     /// - Returns: whether this call cancelled it.
     @discardableResult
     public func cancel() -> Bool {
-        cancelChain()
+        cancelChain(.user)
+    }
+
+    /// Cancels the chain this finalizer ends, saying why.
+    ///
+    /// ```swift
+    /// chain.cancel(reason: .superseded)
+    /// ```
+    ///
+    /// - Returns: whether this call cancelled it.
+    @discardableResult
+    public func cancel(reason: CancellationReason) -> Bool {
+        cancelChain(reason)
     }
 }

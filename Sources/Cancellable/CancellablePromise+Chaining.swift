@@ -165,8 +165,7 @@ extension CancellablePromise {
         runsAfterCancel: Bool = false,
         _ handle: @escaping (Result<T>, LinkSink<U>) throws -> Void
     ) -> CancellablePromise<U> {
-        let upstream = self.handle
-        let link = CancellablePromise<U>(actions: [{ upstream.cancel() }])
+        let link = CancellablePromise<U>(actions: [self.handle.addConsumer()])
         let sink = link.sink
         promise.pipe { result in
             let hops: Bool

@@ -55,7 +55,32 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         self.init()
         do {
             let cancelHandler = try body(makeResolver())
-            addCancelAction(cancelHandler)
+            addCancelAction { _ in cancelHandler() }
+        } catch {
+            settle(.rejected(error), isChained: false)
+        }
+    }
+
+    /// Makes a cancellable promise from a body that starts the work and returns a cancel handler that receives
+    /// the ``CancellationReason``.
+    ///
+    /// ```swift
+    /// CancellablePromise<Data> { resolver in
+    ///     let task = startDownload(resolver)
+    ///     return { reason in
+    ///         log("download stopped: \(reason)")
+    ///         task.cancel()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: starts the work, resolves it through the resolver, and returns what to run on
+    ///   cancel. If it throws, the promise rejects with the error.
+    @_disfavoredOverload
+    public convenience init(resolver body: (Resolver<T>) throws -> ((CancellationReason) -> Void)) {
+        self.init()
+        do {
+            addCancelAction(try body(makeResolver()))
         } catch {
             settle(.rejected(error), isChained: false)
         }
@@ -68,12 +93,27 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// let download = CancellablePromise(using: promiseFor(task), cancel: { task.cancel() })
     /// ```
     public convenience init(using promise: Promise<T>, cancel: @escaping () -> Void) {
+        self.init(actions: [{ _ in cancel() }])
+        follow(promise)
+    }
+
+    /// Makes a cancellable promise that follows `promise` and runs `cancel` with the
+    /// ``CancellationReason`` if it is cancelled first.
+    ///
+    /// ```swift
+    /// let download = CancellablePromise(using: promiseFor(task), cancel: { reason in
+    ///     if reason == .timeout { metrics.countTimeout() }
+    ///     task.cancel()
+    /// })
+    /// ```
+    public convenience init(using promise: Promise<T>, cancel: @escaping (CancellationReason) -> Void) {
         self.init(actions: [cancel])
         follow(promise)
     }
 
     /// Makes a cancellable promise from a body that receives a `cancelPromise`: it never fulfills, and
-    /// rejects with ``CancellablePromiseError/cancelled`` when this promise is cancelled.
+    /// rejects with ``CancellablePromiseError/cancelled`` when this promise is cancelled (the error's
+    /// `reason` is the cancellation's).
     ///
     /// ```swift
     /// CancellablePromise<Data>(wrapper: { cancelPromise in
@@ -82,7 +122,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// ```
     public convenience init(wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>) {
         let cancelPromise = Promise<Void>(state: nil)
-        self.init(actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError.cancelled)) }])
+        self.init(actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) }])
         follow(body(cancelPromise))
     }
 
@@ -109,7 +149,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
     // MARK: Cancelling
 
-    /// Cancels the promise if it is still pending.
+    /// Cancels the promise if it is still pending, for ``CancellationReason/user``.
     ///
     /// ```swift
     /// if download.cancel() { print("stopped before it finished") }
@@ -117,19 +157,47 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///
     /// Thread-safe and idempotent. If the promise was pending, it is rejected with
     /// ``CancellablePromiseError/cancelled`` before this returns, its cancel handler runs exactly once, and
-    /// the cancellation reaches every pending link upstream and the promise a running `then` body returned.
+    /// the cancellation reaches every pending link upstream (each one once all the branches consuming it have
+    /// cancelled) and the promise a running `then` body returned.
     ///
     /// - Returns: whether this call cancelled the promise (`false` if it had already resolved or been
     ///   cancelled).
     @discardableResult
     public func cancel() -> Bool {
-        handle.cancel()
+        handle.cancel(reason: .user)
+    }
+
+    /// Cancels the promise if it is still pending, saying why.
+    ///
+    /// ```swift
+    /// searchResults.cancel(reason: .superseded)   // a newer query replaced it
+    /// ```
+    ///
+    /// Behaves as ``cancel()``; the rejection is a ``CancellablePromiseError`` whose `reason` is `reason`,
+    /// cancel handlers that take a reason receive it, and it travels up the chain with the cancellation.
+    ///
+    /// - Returns: whether this call cancelled the promise.
+    @discardableResult
+    public func cancel(reason: CancellationReason) -> Bool {
+        handle.cancel(reason: reason)
     }
 
     /// Whether the promise was cancelled: by ``cancel()``, or by a cancellation that reached it through its
     /// chain (its error is a cancellation).
     public var isCancelled: Bool {
         handle.state.withLock(\.isCancelled) || promise.error?.isCancelled == true
+    }
+
+    /// Why the promise was cancelled, or `nil` if it was not (or not by a ``CancellablePromise``
+    /// cancellation).
+    ///
+    /// ```swift
+    /// download.timeout(seconds: 30).catch(policy: .allErrors) { _ in
+    ///     print(download.cancellationReason == .timeout)   // true if the deadline passed
+    /// }
+    /// ```
+    public var cancellationReason: CancellationReason? {
+        handle.state.withLock(\.cancellationReason) ?? promise.error?.cancellationReason
     }
 
     /// The underlying promise, which cannot be cancelled; it resolves like this one.
@@ -168,6 +236,11 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         handle.add(action)
     }
 
+    /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
+    func addCancelAction(_ action: @escaping () -> Void) {
+        handle.add { _ in action() }
+    }
+
     /// What delivers results to this promise.
     var sink: LinkSink<T> {
         LinkSink(box: promise, state: handle.state)
@@ -200,28 +273,43 @@ struct CancelHandle<T> {
         self.box = box
     }
 
+    /// Cancels the promise, whoever else consumes it.
     @discardableResult
-    func cancel() -> Bool {
-        switch state.withLock({ $0.cancel() }) {
+    func cancel(reason: CancellationReason = .user) -> Bool {
+        carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
+    }
+
+    /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, an
+    /// `autoCancel` combinator) and returns what that consumer calls, at most once, to cancel: the promise
+    /// is cancelled when every consumer counted so far has cancelled (Docs/Design/0003, "Several consumers").
+    func addConsumer() -> CancellationState.Action {
+        state.withLock { $0.addConsumer() }
+        return { reason in
+            _ = self.carryOut(self.state.withLock { $0.consumerCancelled(reason: reason) }, reason: reason)
+        }
+    }
+
+    private func carryOut(_ decision: CancellationState.CancelDecision, reason: CancellationReason) -> Bool {
+        switch decision {
         case .cancel(let actions):
-            box?.resolve(.rejected(CancellablePromiseError.cancelled))
+            box?.resolve(.rejected(CancellablePromiseError(reason: reason)))
             for action in actions {
-                action()
+                action(reason)
             }
             return true
-        case .alreadyCancelled:
+        case .alreadyCancelled(let winningReason):
             // Another thread won and may not have rejected the box yet; the outcome must be decided before
             // this call returns too. Resolving twice is harmless: the first resolution wins.
-            box?.resolve(.rejected(CancellablePromiseError.cancelled))
+            box?.resolve(.rejected(CancellablePromiseError(reason: winningReason)))
             return false
-        case .alreadyResolved:
+        case .alreadyResolved, .otherConsumersRemain:
             return false
         }
     }
 
     func add(_ action: @escaping CancellationState.Action) {
-        if case .runNow = state.withLock({ $0.add(action) }) {
-            action()
+        if case .runNow(let reason) = state.withLock({ $0.add(action) }) {
+            action(reason)
         }
     }
 }
@@ -263,9 +351,9 @@ struct LinkSink<U> {
     /// promise is already cancelled).
     func follow<V: Thenable>(_ thenable: V, isChained: Bool = true) where V.T == U {
         if let cancellable = thenable as? CancellablePromise<U> {
-            let inner = cancellable.handle
-            if case .runNow = state.withLock({ $0.add({ inner.cancel() }) }) {
-                inner.cancel()
+            let cancelInner = cancellable.handle.addConsumer()
+            if case .runNow(let reason) = state.withLock({ $0.add(cancelInner) }) {
+                cancelInner(reason)
             }
         }
         thenable.pipe { self.settle($0, isChained: isChained) }

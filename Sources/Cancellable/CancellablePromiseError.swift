@@ -1,27 +1,81 @@
 public import Foundation
 public import PromiseCore
 
-/// The error a ``CancellablePromise`` rejects with when it is cancelled.
+/// The error a ``CancellablePromise`` rejects with when it is cancelled, and why.
 ///
 /// It is a `CancellableError`, so `catch` with the default policy skips it and `error.isCancelled` is true.
+/// ``cancelled`` matches every cancellation, whatever its ``reason``, exactly as CancellablePromiseKit's
+/// `case cancelled` did:
 ///
 /// ```swift
 /// download.catch(policy: .allErrors) { error in
-///     if case CancellablePromiseError.cancelled = error { print("stopped") }
+///     if case CancellablePromiseError.cancelled = error {
+///         print("stopped:", error.cancellationReason ?? .user)
+///     }
 /// }
 /// ```
-public enum CancellablePromiseError: Error, CancellableError, Sendable {
-    /// The promise was cancelled before it resolved.
-    case cancelled
+///
+/// Two values are equal whatever their reasons — the error says *that* the promise was cancelled, ``reason``
+/// says why — so `error as? CancellablePromiseError == .cancelled` keeps its meaning. Compare reasons to
+/// tell cancellations apart. Unlike CancellablePromiseKit's enum, a `switch` over this type needs a
+/// `default:` clause.
+public struct CancellablePromiseError: Error, CancellableError, Sendable {
+    /// Why the promise was cancelled.
+    public let reason: CancellationReason
+
+    /// Makes the error of a cancellation for `reason`.
+    public init(reason: CancellationReason) {
+        self.reason = reason
+    }
+
+    /// A cancellation by ``CancellablePromise/cancel()``; as a pattern, it matches every cancellation.
+    ///
+    /// ```swift
+    /// do { _ = try await download.async() } catch CancellablePromiseError.cancelled { showStopped() }
+    /// ```
+    public static let cancelled = CancellablePromiseError(reason: .user)
 
     /// Always true: this error only ever means cancellation.
     public var isCancelled: Bool { true }
+
+    /// Matches any `CancellablePromiseError`, whatever its reason: `case CancellablePromiseError.cancelled`.
+    public static func ~= (pattern: CancellablePromiseError, value: any Error) -> Bool {
+        value is CancellablePromiseError
+    }
+
+    /// Matches any `CancellablePromiseError`, whatever its reason: `case .cancelled` in a `switch`.
+    public static func ~= (pattern: CancellablePromiseError, value: CancellablePromiseError) -> Bool {
+        true
+    }
+}
+
+extension CancellablePromiseError: Hashable {
+    /// Always true: every cancellation equals every other, whatever its ``reason``.
+    public static func == (lhs: CancellablePromiseError, rhs: CancellablePromiseError) -> Bool {
+        true
+    }
+
+    /// Hashes nothing, consistently with `==`.
+    public func hash(into hasher: inout Hasher) {}
 }
 
 extension CancellablePromiseError: LocalizedError {
-    /// "The promise was cancelled".
+    /// "The promise was cancelled", with the reason unless it is ``CancellationReason/user``.
     public var errorDescription: String? {
-        "The promise was cancelled"
+        reason == .user ? "The promise was cancelled" : "The promise was cancelled (\(reason))"
+    }
+}
+
+extension Error {
+    /// Why the promise was cancelled, if this error is a ``CancellablePromiseError``; `nil` otherwise.
+    ///
+    /// ```swift
+    /// chain.catch(policy: .allErrors) { error in
+    ///     if error.cancellationReason == .timeout { offerRetry() }
+    /// }
+    /// ```
+    public var cancellationReason: CancellationReason? {
+        (self as? CancellablePromiseError)?.reason
     }
 }
 

@@ -11,15 +11,16 @@ extension CancellablePromise {
     /// ```
     ///
     /// The timeout is not a cancellation: `catch` with the default policy sees it. At the deadline this promise
-    /// is cancelled (its cancel handler stops the work) and then the returned promise rejects, so whoever sees
-    /// the ``TimeoutError`` knows the work was already cancelled.
+    /// is cancelled with ``CancellationReason/timeout`` (its cancel handler stops the work) and then the
+    /// returned promise rejects, so whoever sees the ``TimeoutError`` knows the work was already cancelled.
+    /// If other branches also consume this promise, it is cancelled once they have all cancelled too.
     /// Cancelling the returned promise cancels this one. The timer is released as soon as either resolves.
     ///
     /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
     /// pending; an infinite one never times out.
     public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
-        let upstream = handle
-        let limited = CancellablePromise<T>(actions: [{ upstream.cancel() }])
+        let cancelUpstream = handle.addConsumer()
+        let limited = CancellablePromise<T>(actions: [cancelUpstream])
         limited.follow(promise)
         // The timer owns what it must act on — the limited promise's sink and this promise — until either the
         // deadline passes or the limited promise resolves; then it lets go, however long the timer itself
@@ -29,7 +30,7 @@ extension CancellablePromise {
             // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
             // work has already been cancelled (and its cancellation cannot win over the timeout).
             _ = sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false) {
-                upstream.cancel()
+                cancelUpstream(.timeout)
             }
         }
         guard seconds > 0 else {

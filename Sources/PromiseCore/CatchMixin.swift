@@ -264,8 +264,9 @@ extension CatchPolicy {
 /// ```
 public final class PMKFinalizer: @unchecked Sendable {
     // @unchecked Sendable: its only state is `box`, which is thread-safe behind its own lock.
+    /// Resolves once the chain has finished and any `catch` handler has run.
     @usableFromInline
-    let box: Guarantee<Void>
+    package let box: Guarantee<Void>
 
     @inlinable
     init() {

@@ -68,8 +68,8 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     let scheduler = Schedulers.current
     /// What cancel() must stop right now, and whether it has been called.
     private struct Step {
-        var isCancelled = false
-        var cancel: (() -> Void)?
+        var cancellationReason: CancellationReason?
+        var cancel: CancellationState.Action?
     }
 
     private let current = Locked(Step())
@@ -89,25 +89,25 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         // The cancel action holds the step box, not `self`: an abandoned retry is not kept alive by its own
         // promise.
         let current = self.current
-        promise.addCancelAction {
-            let cancelStep = current.withLock { step -> (() -> Void)? in
-                step.isCancelled = true
+        promise.addCancelAction { reason in
+            let cancelStep = current.withLock { step -> CancellationState.Action? in
+                step.cancellationReason = reason
                 return step.cancel.take()
             }
-            cancelStep?()
+            cancelStep?(reason)
         }
     }
 
     /// Makes `cancelStep` what `cancel()` runs from now on; runs it at once if the retry is already cancelled.
-    private func install(_ cancelStep: @escaping () -> Void) {
-        let isCancelled = current.withLock { step -> Bool in
-            if !step.isCancelled {
+    private func install(_ cancelStep: @escaping CancellationState.Action) {
+        let reason = current.withLock { step -> CancellationReason? in
+            if step.cancellationReason == nil {
                 step.cancel = cancelStep
             }
-            return step.isCancelled
+            return step.cancellationReason
         }
-        if isCancelled {
-            cancelStep()
+        if let reason {
+            cancelStep(reason)
         }
     }
 
@@ -123,8 +123,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         }
         if let cancellable = next as? CancellablePromise<U.T> {
             // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
-            let attemptHandle = cancellable.handle
-            install { attemptHandle.cancel() }
+            install(cancellable.handle.addConsumer())
         }
         next.pipe { result in
             switch result {
@@ -142,12 +141,11 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
             sink.settle(.rejected(error))
             return
         }
-        install(
-            scheduleReleasably(on: scheduler, after: DispatchTimeInterval(clampingSeconds: delay)) {
-                dispatch(on: self.queue, flags: nil) {
-                    self.start(attempt: attempt + 1, delay: delay * self.backoff)
-                }
+        let cancelTimer = scheduleReleasably(on: scheduler, after: DispatchTimeInterval(clampingSeconds: delay)) {
+            dispatch(on: self.queue, flags: nil) {
+                self.start(attempt: attempt + 1, delay: delay * self.backoff)
             }
-        )
+        }
+        install { _ in cancelTimer() }
     }
 }

@@ -4,8 +4,11 @@ import PromiseCore
 /// PromiseCore combinator over the inputs' promises).
 ///
 /// With `autoCancel`, once the combinator's promise resolves — because its outcome is decided, or because it
-/// was cancelled — every input still pending is cancelled (cancelling a resolved input is a no-op). Without
-/// it, the inputs are never cancelled by the combinator. O(n) in the number of inputs.
+/// was cancelled — every input still pending is cancelled (cancelling a resolved input is a no-op): with the
+/// combinator's own reason if it was cancelled, with `.lostRace` otherwise. The combinator is one consumer of
+/// each input, so an input that another branch also consumes is cancelled only once that branch has
+/// cancelled too. Without `autoCancel`, the inputs are never cancelled by the combinator. O(n) in the number
+/// of inputs.
 func combine<T, C: Thenable>(
     _ inputs: [CancellablePromise<T>],
     autoCancel: Bool,
@@ -15,10 +18,12 @@ func combine<T, C: Thenable>(
     if autoCancel {
         // Handles, not the inputs: the inputs' boxes lead to this box, so holding them here would close a
         // cycle that an abandoned pending race could never leave.
-        let handles = inputs.map(\.handle)
+        let cancelInputs = inputs.map { $0.handle.addConsumer() }
+        let decision = combined.handle.state
         combined.promise.pipe { _ in
-            for handle in handles {
-                handle.cancel()
+            let reason = decision.withLock(\.cancellationReason) ?? .lostRace
+            for cancelInput in cancelInputs {
+                cancelInput(reason)
             }
         }
     }

@@ -16,11 +16,12 @@ public func when<T>(
     while conditionPromise: Promise<Void>,
     isEnsured: Bool = false
 ) -> Promise<T> {
-    follow(promise, while: conditionPromise, isEnsured: isEnsured) {}
+    follow(promise, while: conditionPromise, isEnsured: isEnsured) { _ in }
 }
 
 /// Resolves like `cancellablePromise`, unless `conditionPromise` rejects first (or, with `isEnsured`, fulfills
-/// first); with `autoCancel`, the condition ending first also cancels `cancellablePromise`.
+/// first); with `autoCancel`, the condition ending first also cancels `cancellablePromise` — with the
+/// condition's reason if it rejected with a cancellation, with ``CancellationReason/lostRace`` otherwise.
 ///
 /// ```swift
 /// when(download(url), while: viewIsVisible, autoCancel: true)   // leaving the view stops the download
@@ -31,11 +32,9 @@ public func when<T>(
     isEnsured: Bool = false,
     autoCancel: Bool = false
 ) -> Promise<T> {
-    let handle = cancellablePromise.handle
-    return follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) {
-        if autoCancel {
-            handle.cancel()
-        }
+    let cancelWork = autoCancel ? cancellablePromise.handle.addConsumer() : nil
+    return follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) { error in
+        cancelWork?(error.cancellationReason ?? .lostRace)
     }
 }
 
@@ -44,7 +43,7 @@ private func follow<T>(
     _ promise: Promise<T>,
     while conditionPromise: Promise<Void>,
     isEnsured: Bool,
-    conditionEnded: @escaping () -> Void
+    conditionEnded: @escaping (_ error: Error) -> Void
 ) -> Promise<T> {
     let result = Promise<T>(state: nil)
     promise.pipe(to: result.resolveChained)
@@ -57,8 +56,8 @@ private func follow<T>(
             guard isEnsured else { return }
             outcome = .rejected(CancellablePromiseError.cancelled)
         }
-        if result.seal(outcome, isChained: true) {
-            conditionEnded()
+        if result.seal(outcome, isChained: true), case .rejected(let error) = outcome {
+            conditionEnded(error)
         }
     }
     return result

@@ -8,13 +8,13 @@
 struct CancellationState {
     /// Something to do when the promise is cancelled: run the user's cancel handler, cancel the upstream
     /// link of a chain, cancel the promise a `then` body returned, cancel a combinator's inputs.
-    typealias Action = () -> Void
+    typealias Action = (CancellationReason) -> Void
 
     private enum State {
         /// Neither cancelled nor resolved; the actions run if a cancel comes first.
         case pending(actions: [Action])
-        /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError.cancelled`.
-        case cancelled
+        /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`.
+        case cancelled(CancellationReason)
         /// A result won: cancelling is a no-op from now on.
         case resolved
     }
@@ -22,10 +22,12 @@ struct CancellationState {
     enum CancelDecision {
         /// This call cancelled the promise: reject it, then run `actions`.
         case cancel(actions: [Action])
-        /// An earlier call cancelled it; make sure the rejection is in place before returning.
-        case alreadyCancelled
+        /// An earlier call cancelled it, for this reason; make sure the rejection is in place before returning.
+        case alreadyCancelled(CancellationReason)
         /// The promise resolved first; nothing to do.
         case alreadyResolved
+        /// A consumer cancelled, but others still want the result: nothing to do yet.
+        case otherConsumersRemain
     }
 
     enum ResolveDecision {
@@ -38,31 +40,56 @@ struct CancellationState {
     enum AddDecision {
         /// Kept; it runs if the promise is cancelled while pending.
         case stored
-        /// The promise is already cancelled: run the action now.
-        case runNow
+        /// The promise is already cancelled, for this reason: run the action now.
+        case runNow(CancellationReason)
         /// The promise resolved: the action will never be needed.
         case discard
     }
 
     private var state: State
+    /// How many downstream consumers that can cancel this promise have attached (links, followers,
+    /// `autoCancel` combinators), and how many of them have cancelled. A consumer's cancellation cancels the
+    /// promise only once every consumer attached so far has cancelled.
+    private var consumers: UInt32 = 0
+    private var cancelledConsumers: UInt32 = 0
 
     init(actions: [Action] = []) {
         state = .pending(actions: actions)
     }
 
-    /// Whether `cancel()` won.
-    var isCancelled: Bool {
-        if case .cancelled = state { return true }
-        return false
+    /// Why the promise was cancelled, if `cancel()` won.
+    var cancellationReason: CancellationReason? {
+        if case .cancelled(let reason) = state { return reason }
+        return nil
     }
 
-    mutating func cancel() -> CancelDecision {
+    /// Whether `cancel()` won.
+    var isCancelled: Bool {
+        cancellationReason != nil
+    }
+
+    /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)``.
+    mutating func addConsumer() {
+        if case .pending = state {
+            consumers &+= 1
+        }
+    }
+
+    /// One consumer cancelled: cancels the promise if it was the last one still wanting the result.
+    mutating func consumerCancelled(reason: CancellationReason) -> CancelDecision {
+        guard case .pending = state else { return cancel(reason: reason) }
+        cancelledConsumers &+= 1
+        guard cancelledConsumers >= consumers else { return .otherConsumersRemain }
+        return cancel(reason: reason)
+    }
+
+    mutating func cancel(reason: CancellationReason) -> CancelDecision {
         switch state {
         case .pending(let actions):
-            state = .cancelled
+            state = .cancelled(reason)
             return .cancel(actions: actions)
-        case .cancelled:
-            return .alreadyCancelled
+        case .cancelled(let reason):
+            return .alreadyCancelled(reason)
         case .resolved:
             return .alreadyResolved
         }
@@ -86,8 +113,8 @@ struct CancellationState {
             actions.append(action)
             state = .pending(actions: actions)
             return .stored
-        case .cancelled:
-            return .runNow
+        case .cancelled(let reason):
+            return .runNow(reason)
         case .resolved:
             return .discard
         }

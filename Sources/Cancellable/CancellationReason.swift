@@ -1,0 +1,48 @@
+/// Why a ``CancellablePromise`` was cancelled.
+///
+/// Every cancellation carries one: ``CancellablePromise/cancel()`` uses ``user``, a timeout ``timeout``, an
+/// `autoCancel` combinator ``lostRace``, a ``CancelScope`` released with pending work ``ownerReleased``.
+/// Read it from the rejection (`error.cancellationReason`), from the promise
+/// (``CancellablePromise/cancellationReason``), or in a cancel handler that takes it:
+///
+/// ```swift
+/// let download = CancellablePromise<Data> { resolver in
+///     let task = startDownload(resolver)
+///     return { reason in
+///         if reason == .timeout { metrics.countTimeout() }
+///         task.cancel()
+///     }
+/// }
+/// download.cancel(reason: .superseded)
+/// ```
+///
+/// The reason travels with the cancellation: up a chain, into the promise a `then` body returned, and into a
+/// combinator's inputs.
+public enum CancellationReason: Sendable, Hashable {
+    /// Someone called ``CancellablePromise/cancel()``: the default.
+    case user
+    /// ``CancellablePromise/timeout(seconds:)`` ran out of time.
+    case timeout
+    /// An `autoCancel` combinator (`race`, `when`, `any`, `some`) was decided without this input.
+    case lostRace
+    /// Newer work replaced this one (a new search query, a reload).
+    case superseded
+    /// The ``CancelScope`` that owned the work was deallocated.
+    case ownerReleased
+    /// A reason of the application's own.
+    case custom(String)
+}
+
+extension CancellationReason: CustomStringConvertible {
+    /// A short description: "user", "timeout", "lost race", "superseded", "owner released" or the custom text.
+    public var description: String {
+        switch self {
+        case .user: "user"
+        case .timeout: "timeout"
+        case .lostRace: "lost race"
+        case .superseded: "superseded"
+        case .ownerReleased: "owner released"
+        case .custom(let text): text
+        }
+    }
+}
