@@ -49,6 +49,24 @@ import Testing
         #expect(generator.generated == 2)
     }
 
+    /// The iterator runs outside the lock: while it makes up its mind, an input can reject and decide the outcome.
+    /// Here it rejects the first input itself, then reports the end of the sequence (this trapped once).
+    @Test func aRejectionWhileTheIteratorRunsThenTheEndOfTheSequence() {
+        let (first, resolver) = Promise<Int>.pending()
+        var calls = 0
+        let iterator = AnyIterator<Promise<Int>> {
+            calls += 1
+            guard calls == 1 else {
+                resolver.reject(TestError())
+                return nil
+            }
+            return first
+        }
+        let all = when(fulfilled: iterator, concurrently: 2)
+        #expect(all.error is TestError)
+        #expect(calls == 2)
+    }
+
     @Test func zeroConcurrencyIsBadInput() {
         let generator = Generator(total: 1)
         #expect(when(fulfilled: AnyIterator(generator.next), concurrently: 0).error as? PMKError == .badInput)

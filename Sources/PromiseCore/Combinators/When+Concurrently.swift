@@ -155,6 +155,8 @@ private struct PullState<T> {
     mutating func exhausted() -> Result<[Result<T>]>? {
         isExhausted = true
         active -= 1
+        // A rejection may have decided the outcome (and emptied `results`) while the iterator ran.
+        guard !isDecided else { return nil }
         results.removeLast()
         guard let outcome = outcomeIfFinished() else { return nil }
         isPulling = false
