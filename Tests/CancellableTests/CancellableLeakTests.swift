@@ -100,6 +100,25 @@ import Testing
         }
     }
 
+    @Test func scopesAndConcurrentWhen() {
+        expectFreed { inputs in
+            let scope = CancelScope()
+            scope.add(inputs[0].map(on: nil) { $0 })
+        }
+        expectFreed { inputs in
+            CancelScope(cancelsOnDeinit: true).add(inputs[0])
+        }
+        // The generator hands its promises over rather than holding them (see when(fulfilled:concurrently:)).
+        for cancels in [false, true] {
+            expectFreed { inputs in
+                let remaining = Shared(inputs)
+                let generator = AnyIterator { remaining.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+                let all = when(fulfilled: generator, concurrently: 2)
+                if cancels { all.cancel() }
+            }
+        }
+    }
+
     @Test func afterCancellationEverythingIsFreed() {
         expectFreed { inputs in
             race(inputs.map { $0.map(on: nil) { $0 } }, autoCancel: true).cancel()

@@ -24,6 +24,12 @@ func fastestMirror(_ urls: [URL]) -> CancellablePromise<(data: Data, response: U
 }
 
 // Docs/PromiseCore.docc/Combinators.md, block 4
+func downloadAll(_ urls: [URL]) -> CancellablePromise<[Data]> {
+    let downloads = urls.lazy.map { URLSession.shared.cancellableData(from: $0).map { $0.data } }
+    return when(fulfilled: downloads.makeIterator(), concurrently: 3)
+}
+
+// Docs/PromiseCore.docc/Combinators.md, block 5
 func loadWhileVisible(_ visible: Promise<Void>) -> Promise<Data> {
     when(URLSession.shared.cancellableData(from: exampleURL).map { $0.data }, while: visible, autoCancel: true)
 }
