@@ -26,9 +26,11 @@ extension CancellablePromise {
     /// A `CancellationError` thrown by `operation` rejects the promise with ``CancellablePromiseError/cancelled``.
     public convenience init(
         priority: TaskPriority? = nil,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         operation: @escaping @Sendable () async throws -> T
     ) {
-        self.init()
+        self.init(file: file, line: line)
         let sink = UncheckedSendable(self.sink)
         let task = Task(priority: priority) {
             do {

@@ -31,6 +31,13 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         handle = CancelHandle(state: Locked(CancellationState(actions: actions)), box: promise)
     }
 
+    /// A pending cancellable promise that starts work, created at `file`:`line` (recorded in debug builds, for
+    /// `PromiseDiagnostics`).
+    convenience init(actions: [CancellationState.Action] = [], file: StaticString, line: UInt) {
+        self.init(actions: actions)
+        promise.recordCreation(file: file, line: line)
+    }
+
     /// An already-resolved cancellable promise.
     init(resolved result: Result<T>) {
         promise = Promise(state: result)
@@ -49,10 +56,17 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// }
     /// ```
     ///
-    /// - Parameter body: starts the work, resolves it through the resolver, and returns what to run on
-    ///   cancel. If it throws, the promise rejects with the error.
-    public convenience init(resolver body: (Resolver<T>) throws -> (() -> Void)) {
-        self.init()
+    /// - Parameters:
+    ///   - file: where the promise is made, for `PromiseDiagnostics` (debug builds only).
+    ///   - line: the line, likewise.
+    ///   - body: starts the work, resolves it through the resolver, and returns what to run on
+    ///     cancel. If it throws, the promise rejects with the error.
+    public convenience init(
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        resolver body: (Resolver<T>) throws -> (() -> Void)
+    ) {
+        self.init(file: file, line: line)
         do {
             let cancelHandler = try body(makeResolver())
             addCancelAction { _ in cancelHandler() }
@@ -74,11 +88,18 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// }
     /// ```
     ///
-    /// - Parameter body: starts the work, resolves it through the resolver, and returns what to run on
-    ///   cancel. If it throws, the promise rejects with the error.
+    /// - Parameters:
+    ///   - file: where the promise is made, for `PromiseDiagnostics` (debug builds only).
+    ///   - line: the line, likewise.
+    ///   - body: starts the work, resolves it through the resolver, and returns what to run on
+    ///     cancel. If it throws, the promise rejects with the error.
     @_disfavoredOverload
-    public convenience init(resolver body: (Resolver<T>) throws -> ((CancellationReason) -> Void)) {
-        self.init()
+    public convenience init(
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        resolver body: (Resolver<T>) throws -> ((CancellationReason) -> Void)
+    ) {
+        self.init(file: file, line: line)
         do {
             addCancelAction(try body(makeResolver()))
         } catch {
@@ -92,8 +113,13 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// let task = session.dataTask(with: url)
     /// let download = CancellablePromise(using: promiseFor(task), cancel: { task.cancel() })
     /// ```
-    public convenience init(using promise: Promise<T>, cancel: @escaping () -> Void) {
-        self.init(actions: [{ _ in cancel() }])
+    public convenience init(
+        using promise: Promise<T>,
+        cancel: @escaping () -> Void,
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        self.init(actions: [{ _ in cancel() }], file: file, line: line)
         follow(promise)
     }
 
@@ -106,8 +132,13 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///     task.cancel()
     /// })
     /// ```
-    public convenience init(using promise: Promise<T>, cancel: @escaping (CancellationReason) -> Void) {
-        self.init(actions: [cancel])
+    public convenience init(
+        using promise: Promise<T>,
+        cancel: @escaping (CancellationReason) -> Void,
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        self.init(actions: [cancel], file: file, line: line)
         follow(promise)
     }
 
@@ -120,9 +151,17 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///     when(download(url), while: cancelPromise)
     /// })
     /// ```
-    public convenience init(wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>) {
+    public convenience init(
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>
+    ) {
         let cancelPromise = Promise<Void>(state: nil)
-        self.init(actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) }])
+        self.init(
+            actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) }],
+            file: file,
+            line: line
+        )
         follow(body(cancelPromise))
     }
 
@@ -132,8 +171,11 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// let (promise, resolver) = CancellablePromise<Int>.pending()
     /// resolver.fulfill(1)
     /// ```
-    public static func pending() -> (promise: CancellablePromise<T>, resolver: Resolver<T>) {
-        let promise = CancellablePromise<T>()
+    public static func pending(
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) -> (promise: CancellablePromise<T>, resolver: Resolver<T>) {
+        let promise = CancellablePromise<T>(file: file, line: line)
         return (promise, promise.makeResolver())
     }
 

@@ -19,9 +19,14 @@ public enum LogEvent: Sendable {
     /// `wait()` was called on the main thread, which may deadlock.
     case waitOnMainThread
     /// A promise was left pending when its last `Resolver` was deallocated: it can never resolve.
-    case pendingPromiseDeallocated
+    ///
+    /// `createdAt` is where the promise was made, in debug builds (see ``PromiseDiagnostics``); `nil` in
+    /// release builds. `case .pendingPromiseDeallocated:` matches either way.
+    case pendingPromiseDeallocated(createdAt: PromiseCreationSite?)
     /// A guarantee was deallocated while pending: its resolve closure was never called.
-    case pendingGuaranteeDeallocated
+    ///
+    /// `createdAt` is where the guarantee was made, in debug builds; `nil` in release builds.
+    case pendingGuaranteeDeallocated(createdAt: PromiseCreationSite?)
     /// `cauterize()` swallowed this error.
     case cauterized(Error)
 }
@@ -53,10 +58,10 @@ public struct PMKConfiguration: Sendable {
         switch event {
         case .waitOnMainThread:
             print("PromiseCore: warning: `wait()` called on the main thread!")
-        case .pendingPromiseDeallocated:
-            print("PromiseCore: warning: pending promise deallocated")
-        case .pendingGuaranteeDeallocated:
-            print("PromiseCore: warning: pending guarantee deallocated")
+        case .pendingPromiseDeallocated(let site):
+            print("PromiseCore: warning: pending promise deallocated\(site.map { " (created at \($0))" } ?? "")")
+        case .pendingGuaranteeDeallocated(let site):
+            print("PromiseCore: warning: pending guarantee deallocated\(site.map { " (created at \($0))" } ?? "")")
         case .cauterized(let error):
             print("PromiseCore: cauterized error: \(error)")
         }

@@ -22,10 +22,20 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// ```
     ///
     /// > Note: if the resolve closure is deallocated without having been called, the guarantee can never
-    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
+    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated(createdAt:)`` is logged.
+    ///
+    /// - Parameters:
+    ///   - file: where the guarantee is made, for ``PromiseDiagnostics`` (debug builds only).
+    ///   - line: the line, likewise.
+    ///   - body: starts the work and calls the resolve closure it is given, once.
     @inlinable
-    public convenience init(resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
+    public convenience init(
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        resolver body: (@escaping @Sendable (T) -> Void) -> Void
+    ) {
         self.init(state: nil)
+        recordCreation(file: file, line: line)
         body(Guarantee.resolveClosure(self))
     }
 
@@ -42,8 +52,12 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// resolve(42)
     /// ```
     @inlinable
-    public static func pending() -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
+    public static func pending(
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let guarantee = Guarantee(state: nil)
+        guarantee.recordCreation(file: file, line: line)
         return (guarantee, resolveClosure(guarantee))
     }
 
@@ -203,7 +217,7 @@ extension Guarantee {
 extension Guarantee: @unchecked Sendable where T: Sendable {}
 
 /// Owned by a guarantee's resolve closure: if the closure is deallocated before it resolved the guarantee,
-/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated`` is logged.
+/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated(createdAt:)`` is logged.
 @usableFromInline
 final class GuaranteeSealer<T> {
     @usableFromInline
@@ -216,7 +230,7 @@ final class GuaranteeSealer<T> {
 
     deinit {
         if !guarantee.isResolvedWithoutMetadata {
-            conf.logHandler(.pendingGuaranteeDeallocated)
+            conf.logHandler(.pendingGuaranteeDeallocated(createdAt: guarantee.creationSite))
         }
     }
 }

@@ -27,9 +27,19 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     ///     load { data, error in seal.resolve(data, error) }
     /// }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - file: where the promise is made, for ``PromiseDiagnostics`` (debug builds only).
+    ///   - line: the line, likewise.
+    ///   - body: starts the work and resolves the promise through the resolver.
     @inlinable
-    public convenience init(resolver body: (Resolver<T>) throws -> Void) {
+    public convenience init(
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        resolver body: (Resolver<T>) throws -> Void
+    ) {
         self.init(state: nil)
+        recordCreation(file: file, line: line)
         let resolver = Resolver(self)
         do {
             try body(resolver)
@@ -76,8 +86,12 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     /// resolver.fulfill(42)
     /// ```
     @inlinable
-    public static func pending() -> (promise: Promise<T>, resolver: Resolver<T>) {
+    public static func pending(
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) -> (promise: Promise<T>, resolver: Resolver<T>) {
         let promise = Promise(state: nil)
+        promise.recordCreation(file: file, line: line)
         return (promise, Resolver(promise))
     }
 

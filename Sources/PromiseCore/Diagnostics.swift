@@ -1,0 +1,207 @@
+/// Where a promise was created: the `#fileID` and `#line` of the call that made it.
+///
+/// Recorded in debug builds only; see ``PromiseDiagnostics``.
+public struct PromiseCreationSite: Sendable, Hashable, CustomStringConvertible {
+    /// The file, as `#fileID` writes it: `"MyModule/Downloader.swift"`.
+    public let fileID: String
+    /// The line of the call.
+    public let line: UInt
+
+    /// Makes a site.
+    public init(fileID: String, line: UInt) {
+        self.fileID = fileID
+        self.line = line
+    }
+
+    /// `"MyModule/Downloader.swift:42"`.
+    public var description: String { "\(fileID):\(line)" }
+}
+
+/// A promise that is still pending, and where it was created.
+public struct PendingPromise: Sendable, CustomStringConvertible {
+    /// Where it was created.
+    public let site: PromiseCreationSite
+    /// Its type, as `String(describing:)` writes it: `"Promise<Data>"`.
+    public let type: String
+
+    /// `"Promise<Data> created at MyModule/Downloader.swift:42"`.
+    public var description: String { "\(type) created at \(site)" }
+}
+
+/// Finds promises that never resolve: in debug builds, the promises that start work — made by
+/// `Promise { seal in … }`, `Promise.pending()`, `Guarantee { resolve in … }`, `Guarantee.pending()` and every
+/// `CancellablePromise` initialiser and factory — remember where they were created.
+///
+/// A test can assert that what it started has finished:
+///
+/// ```swift
+/// let start = PromiseDiagnostics.checkpoint()
+/// try await refresh().async()
+/// let leaked = PromiseDiagnostics.pendingPromises(createdAfter: start)
+/// #expect(leaked.isEmpty, "still pending: \(leaked)")
+/// ```
+///
+/// ``LogEvent/pendingPromiseDeallocated(createdAt:)`` and ``LogEvent/pendingGuaranteeDeallocated(createdAt:)``
+/// name the site too. Promises made by chain methods (`then`, `map`, …) and combinators are not listed: they are
+/// pending only because what they wait for is, and that is listed.
+///
+/// In release builds nothing is recorded (``recordsCreationSites`` is `false`), no site is passed on, and
+/// ``pendingPromises(createdAfter:)`` is always empty: the benchmark's rows are unchanged (Docs/Performance.md).
+/// Recording costs a dictionary insertion under a global lock per promise, in debug builds only.
+public enum PromiseDiagnostics {
+    /// A point in the sequence of recorded promises; see ``pendingPromises(createdAfter:)``.
+    public struct Checkpoint: Sendable, Hashable {
+        let sequence: UInt64
+    }
+
+    /// Whether this build records creation sites: `true` in debug builds of PromiseCore.
+    public static var recordsCreationSites: Bool {
+        #if DEBUG
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// Marks the current point, so that a later ``pendingPromises(createdAfter:)`` lists only what came after.
+    public static func checkpoint() -> Checkpoint {
+        #if DEBUG
+        CreationRegistry.shared.checkpoint()
+        #else
+        Checkpoint(sequence: 0)
+        #endif
+    }
+
+    /// The recorded promises that are still alive and pending, oldest first.
+    ///
+    /// - Parameter checkpoint: list only promises created after it; `nil` lists all. Tests that run in
+    ///   parallel create promises at the same time: filter by ``PendingPromise/site`` if that matters.
+    public static func pendingPromises(createdAfter checkpoint: Checkpoint? = nil) -> [PendingPromise] {
+        #if DEBUG
+        CreationRegistry.shared.pending(after: checkpoint?.sequence ?? 0)
+        #else
+        []
+        #endif
+    }
+}
+
+extension _PromiseStorage {
+    /// Records where this promise was created (debug builds only; a no-op that inlines away in release).
+    @inlinable
+    @inline(__always)
+    package final func recordCreation(file: StaticString, line: UInt) {
+        #if DEBUG
+        CreationRegistry.shared.record(self, file: file, line: line)
+        #endif
+    }
+
+    /// Where this promise was created, if it was recorded.
+    package final var creationSite: PromiseCreationSite? {
+        #if DEBUG
+        CreationRegistry.shared.site(of: self)
+        #else
+        nil
+        #endif
+    }
+}
+
+#if DEBUG
+/// The creation sites of the promises that start work, in debug builds.
+///
+/// Holds every promise weakly; entries of promises that resolved or went away are swept when the table has
+/// doubled since the last sweep (amortised O(1) per promise) and whenever it is listed.
+@usableFromInline
+final class CreationRegistry: @unchecked Sendable {
+    // @unchecked Sendable: `table` is only touched under `lock`.
+    @usableFromInline
+    static let shared = CreationRegistry()
+
+    private final class Entry {
+        let sequence: UInt64
+        let site: PromiseCreationSite
+        let type: Any.Type
+        weak var promise: AnyObject?
+        let isResolved: (AnyObject) -> Bool
+
+        init(
+            sequence: UInt64,
+            site: PromiseCreationSite,
+            type: Any.Type,
+            promise: AnyObject,
+            isResolved: @escaping (AnyObject) -> Bool
+        ) {
+            self.sequence = sequence
+            self.site = site
+            self.type = type
+            self.promise = promise
+            self.isResolved = isResolved
+        }
+
+        /// The promise, if it is still alive and pending.
+        var pendingPromise: AnyObject? {
+            guard let promise, !isResolved(promise) else { return nil }
+            return promise
+        }
+    }
+
+    private struct Table {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var sequence: UInt64 = 0
+        var sweepAt = 1_024
+    }
+
+    private let table = Locked(Table())
+
+    @usableFromInline
+    func record<State>(_ promise: _PromiseStorage<State>, file: StaticString, line: UInt) {
+        let site = PromiseCreationSite(fileID: "\(file)", line: line)
+        let isResolved: (AnyObject) -> Bool = {
+            unsafeDowncast($0, to: _PromiseStorage<State>.self).isResolvedWithoutMetadata
+        }
+        let swept: [Entry] = table.withLock { table in
+            table.sequence += 1
+            table.entries[ObjectIdentifier(promise)] = Entry(
+                sequence: table.sequence,
+                site: site,
+                type: type(of: promise),
+                promise: promise,
+                isResolved: isResolved
+            )
+            guard table.entries.count >= table.sweepAt else { return [] }
+            // Resolving a promise takes its own lock, never this one: checking under this lock is safe.
+            let gone = table.entries.filter { $0.value.pendingPromise == nil }
+            for key in gone.keys { table.entries.removeValue(forKey: key) }
+            table.sweepAt = max(1_024, table.entries.count * 2)
+            return Array(gone.values)
+        }
+        withExtendedLifetime(swept) {}  // released outside the lock
+    }
+
+    func checkpoint() -> PromiseDiagnostics.Checkpoint {
+        PromiseDiagnostics.Checkpoint(sequence: table.withLock { $0.sequence })
+    }
+
+    func site(of promise: AnyObject) -> PromiseCreationSite? {
+        table.withLock { table in
+            guard let entry = table.entries[ObjectIdentifier(promise)], entry.promise === promise else {
+                return nil
+            }
+            return entry.site
+        }
+    }
+
+    func pending(after sequence: UInt64) -> [PendingPromise] {
+        // Strong references to the pending promises, taken under the lock and released after it.
+        let found: [(Entry, AnyObject)] = table.withLock { table in
+            table.entries.values.compactMap { entry in
+                guard entry.sequence > sequence, let promise = entry.pendingPromise else { return nil }
+                return (entry, promise)
+            }
+        }
+        return
+            found
+            .sorted { $0.0.sequence < $1.0.sequence }
+            .map { PendingPromise(site: $0.0.site, type: String(describing: $0.0.type)) }
+    }
+}
+#endif

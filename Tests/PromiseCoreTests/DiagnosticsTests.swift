@@ -1,0 +1,139 @@
+import PromiseCore
+import TestSupport
+import Testing
+
+/// Issue 8, item 5: in debug builds, promises that start work remember where they were created. Serialized:
+/// each test counts the pending promises made in this file.
+@Suite(.serialized) struct DiagnosticsTests {
+    /// The pending promises created after `start` in this file (tests in other files run in parallel).
+    static func pendingHere(after start: PromiseDiagnostics.Checkpoint) -> [PendingPromise] {
+        PromiseDiagnostics.pendingPromises(createdAfter: start).filter {
+            $0.site.fileID == "PromiseCoreTests/DiagnosticsTests.swift"
+        }
+    }
+
+    @Test func aPendingPromiseIsListedWithItsSiteUntilItResolves() {
+        guard PromiseDiagnostics.recordsCreationSites else {
+            #expect(PromiseDiagnostics.pendingPromises().isEmpty, "release builds record nothing")
+            return
+        }
+        let start = PromiseDiagnostics.checkpoint()
+        let (promise, resolver) = Promise<Int>.pending(); let line = #line
+        let listed = Self.pendingHere(after: start)
+        #expect(listed.map(\.site) == [PromiseCreationSite(fileID: #fileID, line: UInt(line))])
+        #expect(listed.first?.type == "Promise<Int>")
+        #expect(listed.first?.description == "Promise<Int> created at \(#fileID):\(line)")
+        resolver.fulfill(1)
+        #expect(Self.pendingHere(after: start).isEmpty)
+        _ = promise
+    }
+
+    @Test func everyStartingInitialiserRecordsItsCallSite() {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let start = PromiseDiagnostics.checkpoint()
+        var resolvers: [Resolver<Int>] = []
+        var resolves: [@Sendable (Int) -> Void] = []
+        let a = Promise<Int> { resolvers.append($0) }; let lineA = #line
+        let b = Guarantee<Int> { resolves.append($0) }; let lineB = #line
+        let (c, resolveC) = Guarantee<Int>.pending(); let lineC = #line
+        let listed = Self.pendingHere(after: start)
+        #expect(listed.map(\.site.line) == [lineA, lineB, lineC].map(UInt.init))
+        #expect(listed.map(\.type) == ["Promise<Int>", "Guarantee<Int>", "Guarantee<Int>"])
+        resolvers.forEach { $0.fulfill(0) }
+        resolves.forEach { $0(0) }
+        resolveC(0)
+        #expect(Self.pendingHere(after: start).isEmpty)
+        _ = (a, b, c)
+    }
+
+    @Test func chainLinksAndResolvedPromisesAreNotListed() {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let start = PromiseDiagnostics.checkpoint()
+        let (root, resolver) = Promise<Int>.pending()
+        let chain = root.map(on: nil) { $0 + 1 }.then(on: nil) { Promise.value($0) }
+        _ = Promise.value(1)
+        #expect(Self.pendingHere(after: start).count == 1, "only the root, which the chain waits for")
+        resolver.fulfill(1)
+        #expect(chain.value == 2)
+    }
+
+    @Test func aCheckpointHidesWhatCameBefore() {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let before = PromiseDiagnostics.checkpoint()
+        let (first, firstResolver) = Promise<Int>.pending()
+        let middle = PromiseDiagnostics.checkpoint()
+        let (second, secondResolver) = Promise<Int>.pending()
+        #expect(Self.pendingHere(after: before).count == 2)
+        #expect(Self.pendingHere(after: middle).count == 1)
+        firstResolver.fulfill(1)
+        secondResolver.fulfill(2)
+        _ = (first, second)
+    }
+
+    @Test func aPromiseThatWentAwayIsNotListed() {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let start = PromiseDiagnostics.checkpoint()
+        var kept: Resolver<Int>?
+        do {
+            let (_, resolver) = Promise<Int>.pending()
+            kept = resolver
+        }
+        // The resolver still holds its promise: it is alive, pending, and listed.
+        #expect(Self.pendingHere(after: start).count == 1)
+        let events = LogCapture.events { kept = nil }
+        #expect(Self.pendingHere(after: start).isEmpty)
+        #expect(events.count == 1)
+    }
+
+    @Test func theDeallocationWarningNamesTheSite() {
+        let events = LogCapture.events {
+            _ = Promise<Int>.pending()
+        }
+        let line = #line - 2
+        guard case .pendingPromiseDeallocated(let site)? = events.first else {
+            Issue.record("expected pendingPromiseDeallocated, got \(events)")
+            return
+        }
+        if PromiseDiagnostics.recordsCreationSites {
+            #expect(site == PromiseCreationSite(fileID: #fileID, line: UInt(line)))
+        } else {
+            #expect(site == nil)
+        }
+
+        let guaranteeEvents = LogCapture.events {
+            _ = Guarantee<Int> { _ in }
+        }
+        let guaranteeLine = #line - 2
+        guard case .pendingGuaranteeDeallocated(let guaranteeSite)? = guaranteeEvents.first else {
+            Issue.record("expected pendingGuaranteeDeallocated, got \(guaranteeEvents)")
+            return
+        }
+        if PromiseDiagnostics.recordsCreationSites {
+            #expect(guaranteeSite?.line == UInt(guaranteeLine))
+        }
+    }
+
+    /// Many promises made and resolved on several threads while others list: no race, and the table sweeps what
+    /// resolved (the pending ones are all still listed).
+    @Test func recordingAndListingFromManyThreads() {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let start = PromiseDiagnostics.checkpoint()
+        let kept = Shared<[Resolver<Int>]>([])
+        runConcurrently(threads: 4) { thread in
+            for index in 0..<2_000 {
+                let (_, resolver) = Promise<Int>.pending()
+                if index % 500 == 0 {
+                    kept.append(resolver)
+                } else {
+                    resolver.fulfill(index)
+                }
+                if thread == 0, index % 100 == 0 {
+                    _ = PromiseDiagnostics.pendingPromises(createdAfter: start)
+                }
+            }
+        }
+        #expect(Self.pendingHere(after: start).count == 16)
+        for resolver in kept.current { resolver.fulfill(0) }
+        #expect(Self.pendingHere(after: start).isEmpty)
+    }
+}
