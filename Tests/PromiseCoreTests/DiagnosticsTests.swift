@@ -79,6 +79,7 @@ import Testing
             kept = resolver
         }
         // The resolver still holds its promise: it is alive, pending, and listed.
+        #expect(kept != nil)
         #expect(Self.pendingHere(after: start).count == 1)
         let events = LogCapture.events { kept = nil }
         #expect(Self.pendingHere(after: start).isEmpty)
