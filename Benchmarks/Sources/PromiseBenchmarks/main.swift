@@ -83,6 +83,10 @@ print(
 for contestant in contestants {
     print("  \(contestant.name): \(contestant.mode)")
 }
+print(
+    "PromiseCore creation-site recording (debug builds only): "
+        + (PromiseDiagnostics.recordsCreationSites ? "ON — this is not a release build" : "off in this build")
+)
 /// The timed workloads run on a thread with a 1 GiB stack: the floor resolves chains by recursion and would
 /// overflow the default 8 MiB on the 100k-link chain. Surviving a default stack is checked separately, below.
 final class Samples: @unchecked Sendable {
