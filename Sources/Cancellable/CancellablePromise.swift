@@ -13,7 +13,9 @@ public import PromiseCore
 /// ```
 ///
 /// Chain methods (`then`, `map`, `done`, `recover`, `ensure`, …) return cancellable promises too, and
-/// cancelling any link cancels every pending link upstream and the promise a running `then` body returned.
+/// cancelling any link cancels every pending link upstream and the promise a running `then` body returned. A
+/// promise that several branches consume is cancelled through them only once every branch has cancelled.
+/// Every cancellation carries a ``CancellationReason`` (``cancel(reason:)``).
 ///
 /// > Note: cancellation is decided once, under one lock. If `cancel()` wins against the work's own result,
 /// > the promise is rejected before `cancel()` returns, then the cancel handler runs (on the cancelling
