@@ -194,8 +194,10 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             }
             sent = end
             update(index) { $0.bytesSent = sent }
-            if let bytesPerSecond, bytesPerSecond > 0 {
-                // Throttle: do not get ahead of the schedule, and keep watching for the client leaving.
+            // Throttle before the next chunk (never after the last one: a client that has every byte may close at
+            // once, and the transfer is complete), without getting ahead of the schedule, watching for the client
+            // leaving.
+            if sent < body.count, let bytesPerSecond, bytesPerSecond > 0 {
                 let due = start.addingTimeInterval(Double(sent) / Double(bytesPerSecond))
                 while Date() < due {
                     if clientHasClosed(client) {
