@@ -68,12 +68,9 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         line: UInt = #line,
         resolver body: (Resolver<T>) throws -> (() -> Void)
     ) {
-        self.init(file: file, line: line)
-        do {
-            let cancelHandler = try body(makeResolver())
-            addCancelAction { _ in cancelHandler() }
-        } catch {
-            settle(.rejected(error), isChained: false)
+        self.init(file: file, line: line) { resolver -> (CancellationReason) -> Void in
+            let cancelHandler = try body(resolver)
+            return { _ in cancelHandler() }
         }
     }
 
@@ -121,8 +118,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         file: StaticString = #fileID,
         line: UInt = #line
     ) {
-        self.init(actions: [{ _ in cancel() }], file: file, line: line)
-        follow(promise)
+        self.init(using: promise, cancel: { (_: CancellationReason) in cancel() }, file: file, line: line)
     }
 
     /// Makes a cancellable promise that follows `promise` and runs `cancel` with the

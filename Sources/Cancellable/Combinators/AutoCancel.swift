@@ -19,9 +19,7 @@ func combine<T, C: Thenable>(
         // Handles, not the inputs: the inputs' boxes lead to this box, so holding them here would close a
         // cycle that an abandoned pending race could never leave.
         let cancelInputs = inputs.map { $0.handle.addConsumer() }
-        let decision = combined.handle.state
-        combined.promise.pipe { _ in
-            let reason = decision.withLock(\.cancellationReason) ?? .lostRace
+        combined.onResolution { reason in
             for cancelInput in cancelInputs {
                 cancelInput(reason)
             }
@@ -29,4 +27,16 @@ func combine<T, C: Thenable>(
     }
     combined.follow(core)
     return combined
+}
+
+extension CancellablePromise {
+    /// Calls `cancelInputs` once this combinator's promise resolves, with the reason its inputs are cancelled for:
+    /// its own cancellation's reason if it was cancelled, ``CancellationReason/lostRace`` if its outcome was
+    /// decided otherwise.
+    func onResolution(cancelInputs: @escaping (CancellationReason) -> Void) {
+        let decision = handle.state
+        promise.pipe { _ in
+            cancelInputs(decision.withLock(\.cancellationReason) ?? .lostRace)
+        }
+    }
 }

@@ -26,11 +26,10 @@ public func when<It: IteratorProtocol, T>(
     }
     let inFlight = CancelSet()
     let combined = CancellablePromise<[T]>()
-    let decision = combined.handle.state
     // However it ends — fulfilled, rejected by an input, or cancelled — nothing more is pulled, and what is still
     // in flight is cancelled (only a rejection or a cancellation can leave anything in flight).
-    combined.promise.pipe { _ in
-        inFlight.cancelAll(reason: decision.withLock(\.cancellationReason) ?? .lostRace, closing: true)
+    combined.onResolution { reason in
+        inFlight.cancelAll(reason: reason, closing: true)
     }
     let tracked = InFlightIterator(base: promiseIterator, inFlight: inFlight)
     combined.follow(PromiseCore.when(fulfilled: tracked, concurrently: concurrently))
