@@ -47,6 +47,14 @@ let package = Package(
             dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession"],
             swiftSettings: swiftSettings
         ),
+        // Resolving, cancelling and releasing long chains and then-loops, each in a child process (SPEC §5.9);
+        // .ci/run runs it in debug and release builds.
+        .executableTarget(
+            name: "stack-safety",
+            dependencies: ["PromiseCore", "Cancellable"],
+            path: "Tests/StackSafety",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CancellableTests",
             dependencies: ["Cancellable", "PromiseCore", "TestSupport"],

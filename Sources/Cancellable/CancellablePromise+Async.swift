@@ -35,11 +35,11 @@ extension CancellablePromise {
         let task = Task(priority: priority) {
             do {
                 let value = try await operation()
-                sink.value.settle(.fulfilled(value), isChained: false)
+                sink.value.resolve(.fulfilled(value), inHandler: false)
             } catch is CancellationError {
-                sink.value.settle(.rejected(CancellablePromiseError.cancelled), isChained: false)
+                sink.value.resolve(.rejected(CancellablePromiseError.cancelled), inHandler: false)
             } catch {
-                sink.value.settle(.rejected(error), isChained: false)
+                sink.value.resolve(.rejected(error), inHandler: false)
             }
         }
         addCancelAction { task.cancel() }

@@ -50,7 +50,7 @@ extension CancellablePromise {
     ) -> CancellablePromise<T> where U.T == T {
         chain(on: on, flags: flags, handling: .error) { result, sink in
             guard case .rejected(let error) = result, policy.handles(error) else {
-                sink.settle(result)
+                sink.resolve(result)
                 return
             }
             let next = try body(error)
@@ -84,7 +84,7 @@ extension CancellablePromise {
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
             body()
-            sink.settle(result)
+            sink.resolve(result)
         }
     }
 
@@ -116,8 +116,8 @@ extension CancellablePromise {
         chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
             body().pipe { cleanup in
                 switch cleanup {
-                case .fulfilled: sink.settle(result)
-                case .rejected(let error): sink.settle(.rejected(error))
+                case .fulfilled: sink.resolve(result)
+                case .rejected(let error): sink.resolve(.rejected(error))
                 }
             }
         }

@@ -41,7 +41,7 @@ extension CancellablePromise {
     ) -> CancellablePromise<U.T> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
-                sink.settle(result.castError())
+                sink.resolve(result.castError())
                 return
             }
             let next = try body(value)
@@ -62,10 +62,10 @@ extension CancellablePromise {
     ) -> CancellablePromise<U> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
-                sink.settle(result.castError())
+                sink.resolve(result.castError())
                 return
             }
-            sink.settle(.fulfilled(try transform(value)))
+            sink.resolve(.fulfilled(try transform(value)))
         }
     }
 
@@ -81,11 +81,11 @@ extension CancellablePromise {
     ) -> CancellablePromise<U> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
-                sink.settle(result.castError())
+                sink.resolve(result.castError())
                 return
             }
             guard let transformed = try transform(value) else { throw PMKError.compactMap(value, U.self) }
-            sink.settle(.fulfilled(transformed))
+            sink.resolve(.fulfilled(transformed))
         }
     }
 
@@ -104,11 +104,11 @@ extension CancellablePromise {
     ) -> CancellablePromise<Void> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
-                sink.settle(result.castError())
+                sink.resolve(result.castError())
                 return
             }
             try body(value)
-            sink.settle(.fulfilled(()))
+            sink.resolve(.fulfilled(()))
         }
     }
 
@@ -120,11 +120,11 @@ extension CancellablePromise {
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
-                sink.settle(result)
+                sink.resolve(result)
                 return
             }
             try body(value)
-            sink.settle(result)
+            sink.resolve(result)
         }
     }
 
@@ -136,7 +136,7 @@ extension CancellablePromise {
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .both) { result, sink in
             body(result)
-            sink.settle(result)
+            sink.resolve(result)
         }
     }
 
@@ -165,7 +165,7 @@ extension CancellablePromise {
         runsAfterCancel: Bool = false,
         _ handle: @escaping (Result<T>, LinkSink<U>) throws -> Void
     ) -> CancellablePromise<U> {
-        let link = CancellablePromise<U>(actions: [self.handle.addConsumer()])
+        let link = CancellablePromise<U>(callbacks: OnCancelList(self.handle.addConsumer()))
         let sink = link.sink
         promise.pipe { result in
             let hops: Bool
@@ -174,15 +174,15 @@ extension CancellablePromise {
             case (.value, .rejected), (.error, .fulfilled): hops = false
             }
             guard hops else {
-                sink.settle(result.castError())
+                sink.resolve(result.castError())
                 return
             }
             dispatch(on: on, flags: flags) {
-                guard runsAfterCancel || !sink.isSettled else { return }
+                guard runsAfterCancel || !sink.isResolved else { return }
                 do {
                     try handle(result, sink)
                 } catch {
-                    sink.settle(.rejected(error))
+                    sink.resolve(.rejected(error))
                 }
             }
         }

@@ -24,26 +24,26 @@ public import PromiseCore
 public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// The underlying promise; its box is resolved only through the cancellation state machine.
     package let promise: Promise<T>
-    /// Cancels this promise; what cancel actions elsewhere hold instead of the promise itself.
+    /// Cancels this promise; what `OnCancel` callbacks elsewhere hold instead of the promise itself.
     let handle: CancelHandle<T>
 
-    /// A pending cancellable promise that runs `actions` if it is cancelled.
-    init(actions: [CancellationState.Action] = []) {
+    /// A pending cancellable promise that runs `callbacks` if it is cancelled.
+    init(callbacks: OnCancelList = OnCancelList()) {
         promise = Promise(state: nil)
-        handle = CancelHandle(state: Locked(CancellationState(actions: actions)), box: promise)
+        handle = CancelHandle(state: LockedCancellationState(CancellationState(callbacks: callbacks)), box: promise)
     }
 
     /// A pending cancellable promise that starts work, created at `file`:`line` (recorded in debug builds, for
     /// `PromiseDiagnostics`).
-    convenience init(actions: [CancellationState.Action] = [], file: StaticString, line: UInt) {
-        self.init(actions: actions)
+    convenience init(callbacks: OnCancelList = OnCancelList(), file: StaticString, line: UInt) {
+        self.init(callbacks: callbacks)
         promise.recordCreation(file: file, line: line)
     }
 
     /// An already-resolved cancellable promise.
     init(resolved result: Result<T>) {
         promise = Promise(state: result)
-        handle = CancelHandle(state: Locked(CancellationState()), box: promise)
+        handle = CancelHandle(state: LockedCancellationState(CancellationState()), box: promise)
         _ = handle.state.withLock { $0.resolve() }
     }
 
@@ -102,7 +102,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         do {
             addCancelAction(try body(makeResolver()))
         } catch {
-            settle(.rejected(error), isChained: false)
+            resolve(.rejected(error), inHandler: false)
         }
     }
 
@@ -136,7 +136,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         file: StaticString = #fileID,
         line: UInt = #line
     ) {
-        self.init(actions: [cancel], file: file, line: line)
+        self.init(callbacks: OnCancelList(cancel), file: file, line: line)
         follow(promise)
     }
 
@@ -156,7 +156,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ) {
         let cancelPromise = Promise<Void>(state: nil)
         self.init(
-            actions: [{ cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) }],
+            callbacks: OnCancelList { cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) },
             file: file,
             line: line
         )
@@ -267,12 +267,12 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///
     /// - Returns: whether `result` won.
     @discardableResult
-    func settle(_ result: Result<T>, isChained: Bool) -> Bool {
-        sink.settle(result, isChained: isChained)
+    func resolve(_ result: Result<T>, inHandler: Bool) -> Bool {
+        sink.resolve(result, inHandler: inHandler)
     }
 
     /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
-    func addCancelAction(_ action: @escaping CancellationState.Action) {
+    func addCancelAction(_ action: @escaping CancellationState.OnCancel) {
         handle.add(action)
     }
 
@@ -289,114 +289,12 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// A resolver whose results go through the cancellation state machine.
     func makeResolver() -> Resolver<T> {
         let sink = self.sink
-        return Resolver(gate: { sink.settle($0, isChained: false) })
+        return Resolver(gate: { sink.resolve($0, inHandler: false) })
     }
 
     /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).
     func follow<U: Thenable>(_ thenable: U) where U.T == T {
-        sink.follow(thenable, isChained: false)
-    }
-}
-
-/// Cancels a cancellable promise without keeping it alive: the state machine strongly, the box weakly.
-///
-/// Cancel actions (a link's "cancel my upstream", a combinator's "cancel my inputs", "cancel the promise my
-/// body returned") hold handles, never promises or boxes. Boxes hold handlers that deliver results
-/// downstream; if actions held boxes too, an abandoned pending graph would be a cycle that never frees.
-/// If the box is gone, nobody can observe the promise any more, but its cancel actions still run.
-struct CancelHandle<T> {
-    let state: Locked<CancellationState>
-    weak var box: Promise<T>?
-
-    init(state: Locked<CancellationState>, box: Promise<T>) {
-        self.state = state
-        self.box = box
-    }
-
-    /// Cancels the promise, whoever else consumes it.
-    @discardableResult
-    func cancel(reason: CancellationReason = .user) -> Bool {
-        carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
-    }
-
-    /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, an
-    /// `autoCancel` combinator) and returns what that consumer calls, at most once, to cancel: the promise
-    /// is cancelled when every consumer counted so far has cancelled (Docs/Design/0003, "Several consumers").
-    func addConsumer() -> CancellationState.Action {
-        state.withLock { $0.addConsumer() }
-        return { reason in
-            _ = self.carryOut(self.state.withLock { $0.consumerCancelled(reason: reason) }, reason: reason)
-        }
-    }
-
-    private func carryOut(_ decision: CancellationState.CancelDecision, reason: CancellationReason) -> Bool {
-        switch decision {
-        case .cancel(let actions):
-            box?.resolve(.rejected(CancellablePromiseError(reason: reason)))
-            for action in actions {
-                action(reason)
-            }
-            return true
-        case .alreadyCancelled(let winningReason):
-            // Another thread won and may not have rejected the box yet; the outcome must be decided before
-            // this call returns too. Resolving twice is harmless: the first resolution wins.
-            box?.resolve(.rejected(CancellablePromiseError(reason: winningReason)))
-            return false
-        case .alreadyResolved, .otherConsumersRemain:
-            return false
-        }
-    }
-
-    func add(_ action: @escaping CancellationState.Action) {
-        if case .runNow(let reason) = state.withLock({ $0.add(action) }) {
-            action(reason)
-        }
-    }
-}
-
-/// Delivers results to a cancellable promise through its state machine, without keeping the promise
-/// object alive: handlers upstream hold this (the box, which someone may observe through `asPromise()`, and
-/// the state, which decides), so a chain works even if nobody holds the link object itself.
-struct LinkSink<U> {
-    let box: Promise<U>
-    let state: Locked<CancellationState>
-
-    /// Whether the promise has resolved (or been cancelled) already.
-    var isSettled: Bool { box.isResolvedWithoutMetadata }
-
-    /// Resolves the promise with `result` unless it was cancelled or resolved already.
-    ///
-    /// - Parameter beforeResolving: runs once `result` has won but before anyone can observe it.
-    /// - Returns: whether `result` won.
-    @discardableResult
-    func settle(_ result: Result<U>, isChained: Bool = true, beforeResolving: () -> Void = {}) -> Bool {
-        guard case .resolve(let released) = state.withLock({ $0.resolve() }) else {
-            return false
-        }
-        beforeResolving()
-        box.seal(result, isChained: isChained)
-        withExtendedLifetime(released) {}  // the cancel actions are released here, outside the lock
-        return true
-    }
-
-    /// Whether `thenable` is this very promise (a body returning the promise its link produced).
-    func isOwnPromise<V: Thenable>(_ thenable: V) -> Bool {
-        if let cancellable = thenable as? CancellablePromise<U> {
-            return cancellable.promise === box
-        }
-        return (thenable as? Promise<U>) === box
-    }
-
-    /// Resolves like `thenable`; if it is cancellable, cancelling this promise cancels it (at once if this
-    /// promise is already cancelled).
-    func follow<V: Thenable>(_ thenable: V, isChained: Bool = true) where V.T == U {
-        if let cancellable = thenable as? CancellablePromise<U> {
-            let cancelInner = cancellable.handle.addConsumer()
-            if case .runNow(let reason) = state.withLock({ $0.add(cancelInner) }) {
-                cancelInner(reason)
-            }
-        }
-        thenable.pipe { self.settle($0, isChained: isChained) }
+        sink.follow(thenable, inHandler: false)
     }
 }
 

@@ -20,7 +20,7 @@ extension CancellablePromise {
     /// pending; an infinite one never times out.
     public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
         let cancelUpstream = handle.addConsumer()
-        let limited = CancellablePromise<T>(actions: [cancelUpstream])
+        let limited = CancellablePromise<T>(callbacks: OnCancelList(cancelUpstream))
         limited.follow(promise)
         // The timer owns what it must act on — the limited promise's sink and this promise — until either the
         // deadline passes or the limited promise resolves; then it lets go, however long the timer itself
@@ -29,7 +29,7 @@ extension CancellablePromise {
         let expire: () -> Void = {
             // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
             // work has already been cancelled (and its cancellation cannot win over the timeout).
-            _ = sink.settle(.rejected(TimeoutError(seconds: seconds)), isChained: false) {
+            _ = sink.resolve(.rejected(TimeoutError(seconds: seconds)), inHandler: false) {
                 cancelUpstream(.timeout)
             }
         }

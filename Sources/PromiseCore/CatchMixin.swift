@@ -40,10 +40,10 @@ extension CatchMixin {
             case .rejected(let error) where policy.handles(error):
                 dispatch(on: on, flags: flags) {
                     body(error)
-                    finalizer.box.resolveChained(.fulfilled(()))
+                    finalizer.box.resolveInHandler(.fulfilled(()))
                 }
             case .fulfilled, .rejected:
-                finalizer.box.resolveChained(.fulfilled(()))
+                finalizer.box.resolveInHandler(.fulfilled(()))
             }
         }
         return finalizer
@@ -76,13 +76,13 @@ extension CatchMixin {
                     do {
                         let next = try body(error)
                         guard next !== promise else { throw PMKError.returnedSelf }
-                        next.pipe(to: promise.resolveChained)
+                        next.pipe(to: promise.resolveInHandler)
                     } catch {
-                        promise.resolveChained(.rejected(error))
+                        promise.resolveInHandler(.rejected(error))
                     }
                 }
             case .fulfilled, .rejected:
-                promise.resolveChained(result)
+                promise.resolveInHandler(result)
             }
         }
         return promise
@@ -104,10 +104,10 @@ extension CatchMixin {
         pipe { result in
             switch result {
             case .fulfilled:
-                box.resolveChained(result)
+                box.resolveInHandler(result)
             case .rejected(let error):
                 dispatch(on: on, flags: flags) {
-                    body(error).pipe(to: box.resolveChained)
+                    body(error).pipe(to: box.resolveInHandler)
                 }
             }
         }
@@ -130,7 +130,7 @@ extension CatchMixin {
         pipe { result in
             dispatch(on: on, flags: flags) {
                 body()
-                box.resolveChained(result)
+                box.resolveInHandler(result)
             }
         }
         return box
@@ -170,8 +170,8 @@ extension CatchMixin {
             dispatch(on: on, flags: flags) {
                 body().pipe { cleanup in
                     switch cleanup {
-                    case .fulfilled: box.resolveChained(result)
-                    case .rejected(let error): box.resolveChained(.rejected(error))
+                    case .fulfilled: box.resolveInHandler(result)
+                    case .rejected(let error): box.resolveInHandler(.rejected(error))
                     }
                 }
             }
@@ -233,13 +233,13 @@ extension CatchMixin where T == Void {
                 dispatch(on: on, flags: flags) {
                     do {
                         try body(error)
-                        box.resolveChained(.fulfilled(()))
+                        box.resolveInHandler(.fulfilled(()))
                     } catch {
-                        box.resolveChained(.rejected(error))
+                        box.resolveInHandler(.rejected(error))
                     }
                 }
             case .fulfilled, .rejected:
-                box.resolveChained(result)
+                box.resolveInHandler(result)
             }
         }
         return box

@@ -12,7 +12,15 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// Makes a guarantee that is pending (`nil`) or already resolved.
     @inlinable
     package init(state result: Result<T>?) {
-        super.init(isSealed: result != nil, state: _PromiseState(result: result))
+        super.init(hasResult: result != nil, state: _PromiseState(result: result))
+    }
+
+    // Reads two flags of the superclass (no generic metadata): only a promise dropped while pending with
+    // handlers pays more, and its handlers are released in a loop rather than by nested deinits.
+    deinit {
+        if !hasResult && hasHandlers {
+            releaseHandlersIteratively()
+        }
     }
 
     /// Makes a guarantee that `body` resolves by calling the closure it is given.
@@ -66,7 +74,7 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
         // The closure owns the sealer: dropped without being called, it logs pendingGuaranteeDeallocated.
         let sealer = UncheckedSendable(GuaranteeSealer(guarantee))
         return { value in
-            sealer.value.guarantee.seal(.fulfilled(value), isChained: false)
+            sealer.value.guarantee.resolve(.fulfilled(value), inHandler: false)
         }
     }
 
@@ -125,7 +133,7 @@ extension Guarantee {
     ) -> Guarantee<Void> {
         onValue(on: on, flags: flags) { value, box in
             body(value)
-            box.resolveChained(.fulfilled(()))
+            box.resolveInHandler(.fulfilled(()))
         }
     }
 
@@ -138,7 +146,7 @@ extension Guarantee {
     ) -> Guarantee<T> {
         onValue(on: on, flags: flags) { value, box in
             body(value)
-            box.resolveChained(.fulfilled(value))
+            box.resolveInHandler(.fulfilled(value))
         }
     }
 
@@ -154,7 +162,7 @@ extension Guarantee {
         _ body: @escaping (T) -> U
     ) -> Guarantee<U> {
         onValue(on: on, flags: flags) { value, box in
-            box.resolveChained(.fulfilled(body(value)))
+            box.resolveInHandler(.fulfilled(body(value)))
         }
     }
 
@@ -171,7 +179,7 @@ extension Guarantee {
         _ body: @escaping (T) -> Guarantee<U>
     ) -> Guarantee<U> {
         onValue(on: on, flags: flags) { value, box in
-            body(value).pipe(to: box.resolveChained)
+            body(value).pipe(to: box.resolveInHandler)
         }
     }
 

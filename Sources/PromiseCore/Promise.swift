@@ -17,7 +17,15 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     /// Makes a promise that is pending (`nil`) or already resolved.
     @inlinable
     package init(state result: Result<T>?) {
-        super.init(isSealed: result != nil, state: _PromiseState(result: result))
+        super.init(hasResult: result != nil, state: _PromiseState(result: result))
+    }
+
+    // Reads two flags of the superclass (no generic metadata): only a promise dropped while pending with
+    // handlers pays more, and its handlers are released in a loop rather than by nested deinits.
+    deinit {
+        if !hasResult && hasHandlers {
+            releaseHandlersIteratively()
+        }
     }
 
     /// Makes a promise that `body` resolves through a ``Resolver``; if `body` throws, the promise rejects.

@@ -70,7 +70,7 @@ public final class Resolver<T> {
     public func resolve(_ result: Result<T>) {
         switch target {
         case .promise(let promise):
-            promise.seal(result, isChained: false)
+            promise.resolve(result, inHandler: false)
         case .gate(let gate):
             gate.body(result)
         }

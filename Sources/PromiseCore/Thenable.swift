@@ -57,9 +57,9 @@ extension Thenable {
                     do {
                         let next = try body(value)
                         guard next !== promise else { throw PMKError.returnedSelf }
-                        next.pipe(to: promise.resolveChained)
+                        next.pipe(to: promise.resolveInHandler)
                     } catch {
-                        promise.resolveChained(.rejected(error))
+                        promise.resolveInHandler(.rejected(error))
                     }
                 }
                 if let on {
@@ -68,7 +68,7 @@ extension Thenable {
                     follow()
                 }
             case .rejected(let error):
-                promise.resolveChained(.rejected(error))
+                promise.resolveInHandler(.rejected(error))
             }
         }
         return promise
@@ -88,7 +88,7 @@ extension Thenable {
         _ transform: @escaping (T) throws -> U
     ) -> Promise<U> {
         onFulfilled(on: on, flags: flags) { value, box in
-            box.resolveChained(.fulfilled(try transform(value)))
+            box.resolveInHandler(.fulfilled(try transform(value)))
         }
     }
 
@@ -107,7 +107,7 @@ extension Thenable {
             guard let transformed = try transform(value) else {
                 throw PMKError.compactMap(value, U.self)
             }
-            box.resolveChained(.fulfilled(transformed))
+            box.resolveInHandler(.fulfilled(transformed))
         }
     }
 
@@ -124,7 +124,7 @@ extension Thenable {
     ) -> Promise<Void> {
         onFulfilled(on: on, flags: flags) { value, box in
             try body(value)
-            box.resolveChained(.fulfilled(()))
+            box.resolveInHandler(.fulfilled(()))
         }
     }
 
@@ -141,7 +141,7 @@ extension Thenable {
     ) -> Promise<T> {
         onFulfilled(on: on, flags: flags) { value, box in
             try body(value)
-            box.resolveChained(.fulfilled(value))
+            box.resolveInHandler(.fulfilled(value))
         }
     }
 
@@ -160,7 +160,7 @@ extension Thenable {
         pipe { result in
             dispatch(on: on, flags: flags) {
                 body(result)
-                box.resolveChained(result)
+                box.resolveInHandler(result)
             }
         }
         return box
@@ -191,7 +191,7 @@ extension Thenable {
             pipe { result in
                 switch result {
                 case .fulfilled(let value): runResolving(box, body, value)
-                case .rejected(let error): box.resolveChained(.rejected(error))
+                case .rejected(let error): box.resolveInHandler(.rejected(error))
                 }
             }
             return box
@@ -199,7 +199,7 @@ extension Thenable {
         pipe { result in
             switch result {
             case .fulfilled(let value): dispatch(on: on, flags: flags) { runResolving(box, body, value) }
-            case .rejected(let error): box.resolveChained(.rejected(error))
+            case .rejected(let error): box.resolveInHandler(.rejected(error))
             }
         }
         return box
@@ -212,7 +212,7 @@ func runResolving<T, U>(_ box: Promise<U>, _ body: (T, Promise<U>) throws -> Voi
     do {
         try body(value, box)
     } catch {
-        box.resolveChained(.rejected(error))
+        box.resolveInHandler(.rejected(error))
     }
 }
 
@@ -262,7 +262,7 @@ extension Thenable {
     public func asResult() -> Guarantee<Swift.Result<T, Error>> {
         let box = Guarantee<Swift.Result<T, Error>>(state: nil)
         pipe { result in
-            box.resolveChained(.fulfilled(Swift.Result(result)))
+            box.resolveInHandler(.fulfilled(Swift.Result(result)))
         }
         return box
     }

@@ -23,6 +23,22 @@ protocol Contestant {
     func bytesPerPendingMap(_ count: Int) -> Double?
     /// Builds and resolves a chain of `links` links (run in a child process: it may crash).
     func deepChain(_ links: Int)
+    /// create + `map` + `done`, handlers inline.
+    func createMapDone(_ count: Int) -> Double?
+    /// `count` pending promises, each with `map` + `done` inline, fulfilled from another thread.
+    func crossThreadMapDone(_ count: Int) -> Double?
+
+    // Cancellation (contestants that can cancel).
+    /// Create cancellable work with a cancel handler, attach one `map` and an observer that sees errors,
+    /// cancel the mapped promise: the cancellation travels up to the work; the handler ran, the observer saw it.
+    func cancelOne(_ count: Int) -> Double?
+    /// A head with a cancel handler and `links` `map` links; cancel the tail. Per link.
+    func cancelChain(_ links: Int) -> Double?
+    /// `count` inputs, each with a cancel handler, raced with auto-cancel; one fulfils. Timed (inputs included)
+    /// until every loser's handler has run. Per input.
+    func raceCancel(_ count: Int) -> Double?
+    /// Bytes per pending cancellable promise with one `map` (two promises), `count` of them alive.
+    func bytesPerPendingCancellableMap(_ count: Int) -> Double?
 }
 
 extension Contestant {
@@ -34,6 +50,12 @@ extension Contestant {
     func bytesPerPendingMap(_ count: Int) -> Double? { nil }
     func chain(_ links: Int) -> Double? { nil }
     func deepChain(_ links: Int) {}
+    func createMapDone(_ count: Int) -> Double? { nil }
+    func crossThreadMapDone(_ count: Int) -> Double? { nil }
+    func cancelOne(_ count: Int) -> Double? { nil }
+    func cancelChain(_ links: Int) -> Double? { nil }
+    func raceCancel(_ count: Int) -> Double? { nil }
+    func bytesPerPendingCancellableMap(_ count: Int) -> Double? { nil }
 }
 
 /// Nanoseconds per unit spent in `body`.

@@ -166,6 +166,85 @@ struct PromiseCoreContestant: Contestant {
     }
 }
 
+// PromiseCore: item 6's rows and the cancellation workloads.
+extension PromiseCoreContestant {
+    func createMapDone(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let (promise, resolver) = Promise<Int>.pending()
+                let done = promise.map(on: nil) { $0 &+ 1 }.done(on: nil) { sum &+= $0 }
+                resolver.fulfill(index)
+                blackHole(done)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func crossThreadMapDone(_ count: Int) -> Double? {
+        let counter = Counter(target: count)
+        let pending = (0..<count).map { _ in Promise<Int>.pending() }
+        let ends = pending.map { $0.promise.map(on: nil) { $0 &+ 1 }.done(on: nil) { _ in counter.increment() } }
+        let resolvers = UncheckedBox(pending.map(\.resolver))
+        let result = measure(units: count) {
+            Thread.detachNewThread { for resolver in resolvers.value { resolver.fulfill(1) } }
+            counter.done.wait()
+        }
+        blackHole(ends)
+        return result
+    }
+
+    func cancelOne(_ count: Int) -> Double? {
+        var handlers = 0
+        var observed = 0
+        let result = measure(units: count) {
+            for _ in 0..<count {
+                let work = CancellablePromise<Int> { _ in { handlers &+= 1 } }
+                let mapped = work.map(on: nil) { $0 &+ 1 }
+                mapped.pipe { if case .rejected = $0 { observed &+= 1 } }
+                mapped.cancel()
+            }
+        }
+        precondition(handlers == count && observed == count)
+        return result
+    }
+
+    func cancelChain(_ links: Int) -> Double? {
+        var handlers = 0
+        let head = CancellablePromise<Int> { _ in { handlers &+= 1 } }
+        var tail = head
+        for _ in 0..<links { tail = tail.map(on: nil) { $0 &+ 1 } }
+        let result = measure(units: links) { tail.cancel() }
+        precondition(handlers == 1 && head.isCancelled)
+        return result
+    }
+
+    func raceCancel(_ count: Int) -> Double? {
+        var handlers = 0
+        let result = measure(units: count) {
+            var winner: Resolver<Int>?
+            let inputs = (0..<count).map { index in
+                CancellablePromise<Int> { resolver in
+                    if index == count / 2 { winner = resolver }
+                    return { handlers &+= 1 }
+                }
+            }
+            let first = race(inputs, autoCancel: true)
+            winner!.fulfill(1)
+            precondition(first.value == 1)
+        }
+        precondition(handlers == count - 1)
+        return result
+    }
+
+    func bytesPerPendingCancellableMap(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> (CancellablePromise<Void>, PromiseCore.Resolver<Int>) in
+            let (promise, resolver) = CancellablePromise<Int>.pending()
+            return (promise.map(on: nil) { _ in }, resolver)
+        }
+    }
+}
+
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
@@ -258,6 +337,80 @@ struct FloorContestant: Contestant {
         bytesPerElement(count) { () -> (FloorPromise<Int>, FloorPromise<Void>) in
             let promise = FloorPromise<Int>()
             return (promise, promise.map { _ in })
+        }
+    }
+}
+
+// The floor: item 6's rows, and the cancellable floor for the cancellation workloads.
+extension FloorContestant {
+    func createMapDone(_ count: Int) -> Double? {
+        var sum = 0
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = FloorPromise<Int>()
+                let done = promise.map { $0 &+ 1 }.map { sum &+= $0 }
+                promise.fulfill(index)
+                blackHole(done)
+            }
+            blackHole(sum)
+        }
+    }
+
+    func crossThreadMapDone(_ count: Int) -> Double? {
+        let counter = Counter(target: count)
+        let promises = (0..<count).map { _ in FloorPromise<Int>() }
+        let ends = promises.map { $0.map { $0 &+ 1 }.map { _ in counter.increment() } }
+        let shared = UncheckedBox(promises)
+        let result = measure(units: count) {
+            Thread.detachNewThread { for promise in shared.value { promise.fulfill(1) } }
+            counter.done.wait()
+        }
+        blackHole(ends)
+        return result
+    }
+
+    func cancelOne(_ count: Int) -> Double? {
+        var handlers = 0
+        var observed = 0
+        let result = measure(units: count) {
+            for _ in 0..<count {
+                let work = CancellableFloorPromise<Int>(onCancel: { handlers &+= 1 })
+                let mapped = work.map { $0 &+ 1 }
+                mapped.whenComplete { if case .failure = $0 { observed &+= 1 } }
+                mapped.cancel()
+            }
+        }
+        precondition(handlers == count && observed == count)
+        return result
+    }
+
+    func cancelChain(_ links: Int) -> Double? {
+        var handlers = 0
+        let head = CancellableFloorPromise<Int>(onCancel: { handlers &+= 1 })
+        var tail = head
+        for _ in 0..<links { tail = tail.map { $0 &+ 1 } }
+        let result = measure(units: links) { tail.cancel() }
+        precondition(handlers == 1 && head.isCancelled)
+        return result
+    }
+
+    func raceCancel(_ count: Int) -> Double? {
+        var handlers = 0
+        let result = measure(units: count) {
+            let inputs = (0..<count).map { _ in CancellableFloorPromise<Int>(onCancel: { handlers &+= 1 }) }
+            let first = CancellableFloorPromise.race(inputs)
+            inputs[count / 2].resolve(.success(1))
+            var value = 0
+            first.whenComplete { if case .success(let winner) = $0 { value = winner } }
+            precondition(value == 1)
+        }
+        precondition(handlers == count - 1)
+        return result
+    }
+
+    func bytesPerPendingCancellableMap(_ count: Int) -> Double? {
+        bytesPerElement(count) { () -> CancellableFloorPromise<Void> in
+            CancellableFloorPromise<Int>(onCancel: {}).map { _ in }
         }
     }
 }
@@ -407,6 +560,42 @@ struct NIOContestant: Contestant {
     }
 }
 
+extension NIOContestant {
+    func createMapDone(_ count: Int) -> Double? {
+        let loop = self.loop
+        let sum = Accumulator()
+        return measure(units: count) {
+            for index in 0..<count {
+                let promise = loop.makePromise(of: Int.self)
+                let done = promise.futureResult.map { $0 &+ 1 }.map { sum.value &+= $0 }
+                promise.succeed(index)
+                blackHole(done)
+            }
+            blackHole(sum.value)
+        }
+    }
+
+    func crossThreadMapDone(_ count: Int) -> Double? {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let realLoop = group.next()
+        let counter = Counter(target: count)
+        let promises = try! realLoop.submit {
+            (0..<count).map { _ -> EventLoopPromise<Int> in
+                let promise = realLoop.makePromise(of: Int.self)
+                _ = promise.futureResult.map { $0 &+ 1 }.map { _ in counter.increment() }
+                return promise
+            }
+        }.wait()
+        return measure(units: count) {
+            Thread.detachNewThread {
+                for promise in promises { realLoop.execute { promise.succeed(1) } }
+            }
+            counter.done.wait()
+        }
+    }
+}
+
 /// One `EmbeddedEventLoop` per thread, made on that thread.
 final class LockedLoops: @unchecked Sendable {
     // @unchecked Sendable: `loops` is only touched under `lock`.
@@ -496,6 +685,121 @@ struct ConcurrencyContestant: Contestant {
                 precondition(first == 1)
             }
         }
+    }
+}
+
+/// Work that waits on a continuation until it is resumed or its task is cancelled: Swift Concurrency's
+/// counterpart of a cancellable promise with a cancel handler. `onCancel` counts the handler runs.
+final class CancellableWork: @unchecked Sendable {
+    // @unchecked Sendable: `continuation` and `cancelled` are only touched under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Int, Error>?
+    private var cancelled = false
+    private let started: DispatchSemaphore?
+    let handlers: Counter?
+
+    init(handlers: Counter? = nil, started: DispatchSemaphore? = nil) {
+        self.handlers = handlers
+        self.started = started
+    }
+
+    func value() async throws -> Int {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                lock.lock()
+                if cancelled {
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    self.continuation = continuation
+                    lock.unlock()
+                }
+                started?.signal()
+            }
+        } onCancel: {
+            handlers?.increment()
+            lock.lock()
+            cancelled = true
+            let continuation = self.continuation
+            self.continuation = nil
+            lock.unlock()
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+}
+
+/// A chain of `links` async frames, each adding 1 to what the one below returns: "map" in one task.
+func nestedLinks(_ links: Int, _ work: CancellableWork) async throws -> Int {
+    links == 0 ? try await work.value() : try await nestedLinks(links - 1, work) &+ 1
+}
+
+extension ConcurrencyContestant {
+    /// 100k times: a task whose body awaits the work and adds 1, cancelled with `Task.cancel()`; awaiting its
+    /// value sees the cancellation. In batches of 1,000 tasks (start, cancel, await), so that the pool is kept
+    /// busy rather than handing over one task at a time.
+    func cancelOne(_ count: Int) -> Double? {
+        let handlers = Counter(target: count)
+        let observed = Counter(target: count)
+        let result = measure(units: count) {
+            run {
+                var remaining = count
+                while remaining > 0 {
+                    let batch = min(1_000, remaining)
+                    remaining -= batch
+                    let tasks = (0..<batch).map { _ in
+                        let work = CancellableWork(handlers: handlers)
+                        return Task { try await work.value() &+ 1 }
+                    }
+                    for task in tasks { task.cancel() }
+                    for task in tasks {
+                        if case .failure = await task.result { observed.increment() }
+                    }
+                }
+            }
+        }
+        precondition(handlers.value == count && observed.value == count)
+        return result
+    }
+
+    /// One task awaiting `links` nested async frames over the work; `Task.cancel()` runs the handler, and the
+    /// error unwinds every frame. Timed from the cancel until the task has finished.
+    func cancelChain(_ links: Int) -> Double? {
+        let handlers = Counter(target: 1)
+        let started = DispatchSemaphore(value: 0)
+        let work = CancellableWork(handlers: handlers, started: started)
+        let task = Task { try await nestedLinks(links, work) }
+        started.wait()
+        let result = measure(units: links) {
+            task.cancel()
+            run { _ = await task.result }
+        }
+        precondition(handlers.value == 1)
+        return result
+    }
+
+    /// A throwing task group of `count` children awaiting cancellable work (one returns at once); the first
+    /// result wins, then `cancelAll()`; timed until every child has finished.
+    func raceCancel(_ count: Int) -> Double? {
+        let handlers = Counter(target: count - 1)
+        let result = measure(units: count) {
+            run {
+                let first = try? await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<count {
+                        group.addTask {
+                            if index == count / 2 { return 1 }
+                            return try await CancellableWork(handlers: handlers).value()
+                        }
+                    }
+                    let first = try await group.next()
+                    group.cancelAll()
+                    while (try? await group.next()) != nil {}
+                    return first
+                }
+                precondition(first == 1)
+            }
+        }
+        precondition(handlers.value == count - 1)
+        return result
     }
 }
 

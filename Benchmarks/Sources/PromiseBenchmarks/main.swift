@@ -28,6 +28,11 @@ let workloads: [Workload] = [
     Workload(name: "race autoCancel × 10k", unit: "ns/element") { $0.raceAutoCancel(10_000) },
     Workload(name: "any + some × 10k", unit: "ns/element") { $0.anySome(10_000) },
     Workload(name: "cross-thread fulfil × 200k", unit: "ns/promise") { $0.crossThread(200_000) },
+    Workload(name: "create + map + done", unit: "ns/promise") { $0.createMapDone(100_000) },
+    Workload(name: "cross-thread map + done × 200k", unit: "ns/promise") { $0.crossThreadMapDone(200_000) },
+    Workload(name: "cancel-one", unit: "ns/op") { $0.cancelOne(100_000) },
+    Workload(name: "cancel-chain × 10k", unit: "ns/link") { $0.cancelChain(10_000) },
+    Workload(name: "race-cancel × 10k", unit: "ns/element") { $0.raceCancel(10_000) },
 ]
 
 let arguments = CommandLine.arguments
@@ -47,6 +52,8 @@ if arguments.count >= 5, arguments[1] == "--child" {
         print(contestant.bytesPerPendingPromise(Int(arguments[4])!).map { String($0) } ?? "n/a")
     case "memory-map":
         print(contestant.bytesPerPendingMap(Int(arguments[4])!).map { String($0) } ?? "n/a")
+    case "memory-cancellable-map":
+        print(contestant.bytesPerPendingCancellableMap(Int(arguments[4])!).map { String($0) } ?? "n/a")
     default:
         break
     }
@@ -127,7 +134,11 @@ func median(_ values: [Double]) -> Double {
 /// process.
 var memory: [String: Double] = [:]
 var memoryWithMap: [String: Double] = [:]
+var memoryCancellableMap: [String: Double] = [:]
 for contestant in contestants {
+    if let bytes = Double(try child(["memory-cancellable-map", contestant.name, "1000000"]).output) {
+        memoryCancellableMap[contestant.name] = bytes
+    }
     if let bytes = Double(try child(["memory", contestant.name, "1000000"]).output) { memory[contestant.name] = bytes }
     if let bytes = Double(try child(["memory-map", contestant.name, "1000000"]).output) {
         memoryWithMap[contestant.name] = bytes
@@ -172,9 +183,17 @@ print(
     cell("bytes/pending promise + map", 30)
         + contestants.map { c in cell(memoryWithMap[c.name].map { String(format: "%.0f", $0) } ?? "n/a") }.joined()
 )
+print(
+    cell("bytes/pending cancellable + map", 30)
+        + contestants.map { c in cell(memoryCancellableMap[c.name].map { String(format: "%.0f", $0) } ?? "n/a") }
+        .joined()
+)
 print(cell("1M-link chain, 8 MiB stack", 30) + contestants.map { cell(deepChain[$0.name] ?? "n/a") }.joined())
 print("")
-print("Ratios are to the floor (a minimal lock-based promise, handlers inline): lower is better.")
+print(
+    "Ratios are to the floor (a minimal lock-based promise, handlers inline; for cancel-one, cancel-chain and"
+        + " race-cancel, the minimal cancellable floor): lower is better."
+)
 
 if let path = option("--json") {
     let document: [String: Any] = [
@@ -184,6 +203,7 @@ if let path = option("--json") {
         "results": results,
         "bytesPerPendingPromise": memory,
         "bytesPerPendingMap": memoryWithMap,
+        "bytesPerPendingCancellableMap": memoryCancellableMap,
         "deepChain": deepChain,
     ]
     let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])

@@ -32,7 +32,7 @@ public func after(_ interval: DispatchTimeInterval) -> CancellablePromise<Void> 
     let sink = promise.sink
     promise.addCancelAction(
         scheduleReleasably(on: Schedulers.current, after: interval) {
-            sink.settle(.fulfilled(()), isChained: false)
+            sink.resolve(.fulfilled(()), inHandler: false)
         }
     )
     return promise

@@ -69,7 +69,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     /// What cancel() must stop right now, and whether it has been called.
     private struct Step {
         var cancellationReason: CancellationReason?
-        var cancel: CancellationState.Action?
+        var cancel: CancellationState.OnCancel?
     }
 
     private let current = Locked(Step())
@@ -90,7 +90,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         // promise.
         let current = self.current
         promise.addCancelAction { reason in
-            let cancelStep = current.withLock { step -> CancellationState.Action? in
+            let cancelStep = current.withLock { step -> CancellationState.OnCancel? in
                 step.cancellationReason = reason
                 return step.cancel.take()
             }
@@ -99,7 +99,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     }
 
     /// Makes `cancelStep` what `cancel()` runs from now on; runs it at once if the retry is already cancelled.
-    private func install(_ cancelStep: @escaping CancellationState.Action) {
+    private func install(_ cancelStep: @escaping CancellationState.OnCancel) {
         let reason = current.withLock { step -> CancellationReason? in
             if step.cancellationReason == nil {
                 step.cancel = cancelStep
@@ -113,7 +113,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
 
     func start(attempt: Int, delay: TimeInterval) {
         let sink = promise.sink
-        guard !sink.isSettled else { return }
+        guard !sink.isResolved else { return }
         let next: U
         do {
             next = try body()
@@ -128,7 +128,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         next.pipe { result in
             switch result {
             case .fulfilled:
-                sink.settle(result)
+                sink.resolve(result)
             case .rejected(let error):
                 self.failed(attempt: attempt, delay: delay, error: error)
             }
@@ -137,8 +137,8 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
 
     private func failed(attempt: Int, delay: TimeInterval, error: Error) {
         let sink = promise.sink
-        guard attempt < attempts, !error.isCancelled, !sink.isSettled, shouldRetry(error) else {
-            sink.settle(.rejected(error))
+        guard attempt < attempts, !error.isCancelled, !sink.isResolved, shouldRetry(error) else {
+            sink.resolve(.rejected(error))
             return
         }
         let cancelTimer = scheduleReleasably(on: scheduler, after: DispatchTimeInterval(clampingSeconds: delay)) {

@@ -46,7 +46,7 @@ private func follow<T>(
     conditionEnded: @escaping (_ error: Error) -> Void
 ) -> Promise<T> {
     let result = Promise<T>(state: nil)
-    promise.pipe(to: result.resolveChained)
+    promise.pipe(to: result.resolveInHandler)
     conditionPromise.pipe { condition in
         let outcome: Result<T>
         switch condition {
@@ -56,7 +56,7 @@ private func follow<T>(
             guard isEnsured else { return }
             outcome = .rejected(CancellablePromiseError.cancelled)
         }
-        if result.seal(outcome, isChained: true), case .rejected(let error) = outcome {
+        if result.resolve(outcome, inHandler: true), case .rejected(let error) = outcome {
             conditionEnded(error)
         }
     }

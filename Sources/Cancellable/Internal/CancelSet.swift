@@ -9,7 +9,7 @@ import PromiseCore
 final class CancelSet: Sendable {
     private struct Members {
         var nextID: UInt64 = 0
-        var cancels: [UInt64: CancellationState.Action] = [:]
+        var cancels: [UInt64: CancellationState.OnCancel] = [:]
         /// Set by a closing `cancelAll`: members added later are cancelled at once, for this reason.
         var closedReason: CancellationReason?
     }
@@ -32,7 +32,7 @@ final class CancelSet: Sendable {
     }
 
     /// Keeps `cancel` until `promise` resolves; runs it at once if the set is closed.
-    func track<U: Thenable>(_ cancel: @escaping CancellationState.Action, until promise: U) {
+    func track<U: Thenable>(_ cancel: @escaping CancellationState.OnCancel, until promise: U) {
         let added = members.withLock { members -> Added in
             if let reason = members.closedReason { return .closed(reason) }
             let id = members.nextID

@@ -12,7 +12,7 @@ func joinFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<[U.T]> {
     for (index, thenable) in thenables.enumerated() {
         thenable.pipe { result in
             if let outcome = state.withLock({ $0.record(result, at: index) }) {
-                promise.resolveChained(outcome)
+                promise.resolveInHandler(outcome)
             }
         }
     }
@@ -30,7 +30,7 @@ func joinResolved<U: Thenable>(_ thenables: [U]) -> Guarantee<[Result<U.T>]> {
     for (index, thenable) in thenables.enumerated() {
         thenable.pipe { result in
             if let results = state.withLock({ $0.record(result, at: index) }) {
-                guarantee.resolveChained(.fulfilled(results))
+                guarantee.resolveInHandler(.fulfilled(results))
             }
         }
     }
@@ -108,7 +108,7 @@ extension Guarantee {
             guard case .fulfilled = result else {
                 preconditionFailure("A thenable that cannot reject rejected: \(result)")
             }
-            resolveChained(result)
+            resolveInHandler(result)
         }
     }
 }

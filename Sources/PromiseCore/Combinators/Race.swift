@@ -13,7 +13,7 @@ public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
     }
     let promise = Promise<U.T>(state: nil)
     for thenable in thenables {
-        thenable.pipe(to: promise.resolveChained)
+        thenable.pipe(to: promise.resolveInHandler)
     }
     return promise
 }
@@ -33,7 +33,7 @@ public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
 public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
     let guarantee = Guarantee<T>(state: nil)
     for input in guarantees {
-        input.pipe(to: guarantee.resolveChained)
+        input.pipe(to: guarantee.resolveInHandler)
     }
     return guarantee
 }
@@ -56,14 +56,14 @@ public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
         thenable.pipe { result in
             switch result {
             case .fulfilled:
-                promise.resolveChained(result)
+                promise.resolveInHandler(result)
             case .rejected:
                 let isLast = remaining.withLock { count -> Bool in
                     count -= 1
                     return count == 0
                 }
                 if isLast {
-                    promise.resolveChained(.rejected(PMKError.noWinner))
+                    promise.resolveInHandler(.rejected(PMKError.noWinner))
                 }
             }
         }

@@ -37,7 +37,7 @@ public func some<U: Thenable>(_ count: Int, _ thenables: [U]) -> Promise<[U.T]> 
     for thenable in thenables {
         thenable.pipe { result in
             if let outcome = state.withLock({ $0.record(result) }) {
-                promise.resolveChained(outcome)
+                promise.resolveInHandler(outcome)
             }
         }
     }

@@ -22,9 +22,9 @@ public func when<It: IteratorProtocol>(
     ConcurrentPuller(promiseIterator, limit: concurrently, stopsOnRejection: true) { outcome in
         switch outcome {
         case .fulfilled(let results):
-            promise.resolveChained(.fulfilled(results.map { $0.fulfilledValue.unsafelyUnwrapped }))
+            promise.resolveInHandler(.fulfilled(results.map { $0.fulfilledValue.unsafelyUnwrapped }))
         case .rejected(let error):
-            promise.resolveChained(.rejected(error))
+            promise.resolveInHandler(.rejected(error))
         }
     }.pull()
     return promise
@@ -51,7 +51,7 @@ public func when<It: IteratorProtocol>(
         guard case .fulfilled(let results) = outcome else {
             preconditionFailure("Internal inconsistency: when(resolved:concurrently:) rejected")
         }
-        guarantee.resolveChained(.fulfilled(results))
+        guarantee.resolveInHandler(.fulfilled(results))
     }.pull()
     return guarantee
 }

@@ -3,13 +3,15 @@ public import Dispatch
 /// The state of one promise — its lock, its result once resolved, its handlers while pending — stored in the
 /// promise object itself (`Promise` and `Guarantee` conform), so a promise is one allocation.
 ///
+/// One verb for the event: a promise is *resolved* (fulfilled or rejected), once.
+///
 /// Rules (every method below follows them):
 /// - The state changes from pending to resolved exactly once, under the lock; the first resolution wins.
 /// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
-///   handler list it sealed and drains it without the lock (no other thread touches `state.handlers` after
+///   handler list it closed and drains it without the lock (no other thread touches `state.handlers` after
 ///   `state.result` is set: late handlers see the result and run at once).
-/// - `state` and `isSealed` are touched only under the lock, except by `drain()`
-///   (single owner, see above).
+/// - `state`, `hasResult` and `hasHandlers` are touched only under the lock, except by `drain()` (single
+///   owner, see above) and by `deinit` (nobody else holds the promise).
 @usableFromInline
 package protocol Box<T>: AnyObject {
     associatedtype T
@@ -20,7 +22,9 @@ package protocol Box<T>: AnyObject {
     /// The result and the handlers.
     var state: _PromiseState<T> { get set }
     /// Whether `state.result` is set, readable without knowing `T` (where a generic deinit asks).
-    var isSealed: Bool { get set }
+    var hasResult: Bool { get set }
+    /// Whether a handler was ever stored in `state.handlers`, readable without knowing `T`.
+    var hasHandlers: Bool { get set }
 }
 
 /// The part of a promise's state that depends on `T`.
@@ -55,13 +59,19 @@ public struct _PromiseState<T> {
 /// `Promise<T>: _PromiseStorage<_PromiseState<T>>` makes the state such a property, for free (as
 /// `ManagedBuffer` does for its header).
 public class _PromiseStorage<State> {
-    // The lock and the flag come first, so that their offsets do not depend on `State`.
+    // The lock and the flags come first, so that their offsets do not depend on `State` (the flags sit in
+    // what would otherwise be padding: no promise grows).
     @usableFromInline
     let lock: PromiseLock
     /// Whether the result is set; under the lock, like `state`.
     @usableFromInline
     @exclusivity(unchecked)
-    package var isSealed: Bool
+    package var hasResult: Bool
+    /// Whether a handler was ever stored while pending; under the lock, like `state`. A deinit reads it to
+    /// decide, without generic metadata, whether there are handlers to release iteratively.
+    @usableFromInline
+    @exclusivity(unchecked)
+    package var hasHandlers: Bool
     /// Only touched under `lock` (or by its single owner, see `Box`), which already makes every access
     /// exclusive: the run-time exclusivity check a class property gets on every access is skipped.
     @usableFromInline
@@ -69,9 +79,10 @@ public class _PromiseStorage<State> {
     package var state: State
 
     @inlinable
-    package init(isSealed: Bool, state: State) {
+    package init(hasResult: Bool, state: State) {
         lock = PromiseLock()
-        self.isSealed = isSealed
+        self.hasResult = hasResult
+        hasHandlers = false
         self.state = state
     }
 
@@ -85,7 +96,7 @@ public class _PromiseStorage<State> {
     /// generic deinit can ask too.
     @usableFromInline
     package final var isResolvedWithoutMetadata: Bool {
-        lock.withLock { isSealed }
+        lock.withLock { hasResult }
     }
 }
 
@@ -104,6 +115,7 @@ extension Box {
                 return result
             }
             state.handlers.append(handler)
+            hasHandlers = true
             return nil
         }
         if let result {
@@ -111,44 +123,57 @@ extension Box {
         }
     }
 
-    /// Resolves the promise from user code; handlers run before this returns. Later calls are ignored.
+    /// Resolves the promise from user code (a resolver, a guarantee's resolve closure, a cancellation); its
+    /// handlers run before this returns. Later calls are ignored.
     @inlinable
     package func resolve(_ result: Result<T>) {
-        seal(result, isChained: false)
+        resolve(result, inHandler: false)
     }
 
-    /// Resolves the promise from inside a library handler; the handlers run on the thread's trampoline.
+    /// Resolves the promise from inside a library handler; its handlers run on the thread's trampoline, after
+    /// the current handler returns.
     @inlinable
-    package func resolveChained(_ result: Result<T>) {
-        seal(result, isChained: true)
+    package func resolveInHandler(_ result: Result<T>) {
+        resolve(result, inHandler: true)
     }
 
     /// Resolves the promise unless it is resolved already: the one place where races to resolve a promise
     /// are decided (Cancellable's `cancel()` against a fulfilment included).
     ///
-    /// - Parameter isChained: `true` when called from inside a library handler (see ``Trampoline``).
+    /// - Parameter inHandler: `true` when called from inside a library handler (see ``Trampoline``).
     /// - Returns: whether this call resolved the promise.
     @inlinable
     @discardableResult
-    package func seal(_ result: Result<T>, isChained: Bool) -> Bool {
+    package func resolve(_ result: Result<T>, inHandler: Bool) -> Bool {
         let (isFirst, hasHandlers): (Bool, Bool) = withStateLock {
-            guard !isSealed else { return (false, false) }
+            guard !hasResult else { return (false, false) }
             state.result = result
-            isSealed = true
+            hasResult = true
             return (true, !state.handlers.isEmpty)
         }
         if hasHandlers {
-            Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Self.self).drain() }, isChained: isChained)
+            Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Self.self).drain() }, inHandler: inHandler)
         }
         return isFirst
     }
 
     @inlinable
     package func drain() {
-        // Single owner: only the thread whose `seal` set the result gets here, once (see the type's rules).
+        // Single owner: only the thread whose `resolve` set the result gets here, once (see the type's rules).
         var handlers = HandlerList<T>()
         swap(&handlers, &state.handlers)  // a move: no retain and release of every handler
         handlers.run(with: state.result.unsafelyUnwrapped)
+    }
+
+    /// Called by the deinit of a promise dropped while pending with handlers: each handler may hold the next
+    /// promise of a chain, whose deinit would release *its* handlers, and so on — one nested `deinit` per
+    /// link. The handlers are handed to the thread's ``Trampoline`` instead, which releases nested ones in a
+    /// loop (constant stack, whatever the chain's length).
+    @usableFromInline
+    package func releaseHandlersIteratively() {
+        var handlers = HandlerList<T>()
+        swap(&handlers, &state.handlers)
+        Trampoline.current.release(consume handlers)
     }
 }
 

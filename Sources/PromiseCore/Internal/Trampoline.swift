@@ -8,8 +8,7 @@ import Musl
 import Android
 #endif
 
-/// Something whose handlers are ready to run: a promise box that has just been resolved.
-/// A resolved box whose handlers are ready to run, and the function that runs them.
+/// A promise that has just been resolved, whose handlers are ready to run, and the function that runs them.
 ///
 /// The function is formed where the box was sealed — in code specialised for the box's value type — and
 /// takes the box as an argument, so it captures nothing (no allocation) and runs specialised. Calling a
@@ -29,13 +28,18 @@ struct ReadyBox {
     }
 }
 
-/// Runs promise handlers in a loop instead of by recursion.
+/// The calling thread's two loops that replace recursion along a chain: resolving and releasing.
 ///
-/// When a handler resolves the next promise of a chain, that promise is pushed here and drained after
-/// the current handler returns, so a chain of a million `on: nil` links uses constant stack depth (SwiftNIO
-/// does the same with `CallbackList._run()`). A promise resolved by user code (a `Resolver`, a
-/// `Guarantee`'s resolve closure) drains at once, so `on: nil` handlers still run synchronously — just
-/// not recursively.
+/// - **Resolve.** When a handler resolves the next promise of a chain, that promise is pushed here and
+///   drained after the current handler returns, so a chain of a million `on: nil` links uses constant stack
+///   depth (SwiftNIO does the same with `CallbackList._run()`). A promise resolved by user code (a `Resolver`,
+///   a `Guarantee`'s resolve closure) drains at once, so `on: nil` handlers still run synchronously — just not
+///   recursively.
+/// - **Release.** A promise dropped while pending hands its handlers to ``release(_:)``; releasing them may
+///   drop the next promise of the chain, whose handlers are queued in turn and released by the outermost
+///   call, one after another.
+///
+/// (The third direction, cancellation, has its own loop in Cancellable: `CancelPropagation`.)
 ///
 /// There is one trampoline per thread; it is only ever touched by its own thread.
 @usableFromInline
@@ -43,6 +47,9 @@ final class Trampoline {
     private struct State {
         var stack: [ReadyBox] = []
         var isDraining = false
+        /// What nested releases handed over, released by the outermost ``release(_:)`` call.
+        var releases: [Any] = []
+        var isReleasing = false
     }
 
     // Behind a pointer rather than in stored properties: a class's stored properties are checked for
@@ -73,11 +80,11 @@ final class Trampoline {
 
     /// Drains `box` and everything it resolves.
     ///
-    /// - Parameter isChained: `true` when `box` was resolved by a library handler; if the thread is
+    /// - Parameter inHandler: `true` when `box` was resolved inside a library handler; if the thread is
     ///   already draining, the box is queued and this call returns at once.
     @usableFromInline
-    func run(_ box: ReadyBox, isChained: Bool) {
-        if isChained && state.pointee.isDraining {
+    func run(_ box: ReadyBox, inHandler: Bool) {
+        if inHandler && state.pointee.isDraining {
             state.pointee.stack.append(box)
             return
         }
@@ -98,6 +105,23 @@ final class Trampoline {
         }
         state.pointee.isDraining = wasDraining
     }
+
+    /// Releases `payload` (what a dropped pending promise held: its handlers, or its cancel actions) without
+    /// nesting: if the thread is already releasing, the payload is queued for the outermost call, which
+    /// releases queued payloads one at a time until none is left.
+    ///
+    /// The caller must hand over its only reference (`consume`): a copy it kept would be released after this
+    /// returns, outside the loop.
+    package func release(_ payload: consuming Any) {
+        state.pointee.releases.append(consume payload)
+        guard !state.pointee.isReleasing else { return }
+        state.pointee.isReleasing = true
+        while !state.pointee.releases.isEmpty {
+            // Destroyed at the end of this statement; what its destruction drops is queued, not nested.
+            _ = state.pointee.releases.removeLast()
+        }
+        state.pointee.isReleasing = false
+    }
 }
 
 private let trampolineKey: pthread_key_t = {
@@ -115,3 +139,10 @@ private let trampolineKey: pthread_key_t = {
     precondition(status == 0, "Internal inconsistency: pthread_key_create failed (\(status))")
     return key
 }()
+
+/// Releases what a promise dropped while pending held — its handlers, or (in Cancellable) its cancel
+/// actions — in the calling thread's release loop instead of by nested deinits. See ``Trampoline/release(_:)``;
+/// the caller hands over its only reference.
+package func releaseWithoutRecursion(_ payload: consuming Any) {
+    Trampoline.current.release(payload)
+}
