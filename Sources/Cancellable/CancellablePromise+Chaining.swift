@@ -12,6 +12,7 @@ extension CancellablePromise {
     /// Cancelling the returned promise cancels this one if it is still pending, and the promise `body`
     /// returned if it is cancellable (even if `body` returns after the cancel). A body whose link was
     /// cancelled before it got to run is skipped.
+    @inlinable
     public func then<V>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -26,6 +27,7 @@ extension CancellablePromise {
     /// ```swift
     /// download(url).then { data in parse(data) }   // parse returns Promise<Model>
     /// ```
+    @inlinable
     public func then<U: Thenable>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -34,7 +36,8 @@ extension CancellablePromise {
         thenFollowing(on: on, flags: flags, body)
     }
 
-    private func thenFollowing<U: Thenable>(
+    @inlinable
+    func thenFollowing<U: Thenable>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) throws -> U
@@ -55,6 +58,7 @@ extension CancellablePromise {
     /// ```swift
     /// download(url).map { String(decoding: $0, as: UTF8.self) }
     /// ```
+    @inlinable
     public func map<U>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -74,6 +78,7 @@ extension CancellablePromise {
     /// ```swift
     /// download(url).compactMap { UIImage(data: $0) }
     /// ```
+    @inlinable
     public func compactMap<U>(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -97,6 +102,7 @@ extension CancellablePromise {
     /// ```
     ///
     /// If the chain is cancelled before `body` gets to run, `body` is skipped.
+    @inlinable
     public func done(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -113,6 +119,7 @@ extension CancellablePromise {
     }
 
     /// Looks at the value and passes it on; throwing rejects the chain.
+    @inlinable
     public func get(
         on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
@@ -129,6 +136,7 @@ extension CancellablePromise {
     }
 
     /// Looks at the result, value or error, and passes it on.
+    @inlinable
     public func tap(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -141,6 +149,7 @@ extension CancellablePromise {
     }
 
     /// Discards the value; the result can still cancel the chain.
+    @inlinable
     public func asVoid() -> CancellablePromise<Void> {
         map(on: nil) { _ in }
     }
@@ -149,6 +158,7 @@ extension CancellablePromise {
 extension CancellablePromise {
     /// Which results a link's handler hops to its queue for; the others pass straight through, without a
     /// hop, as in PromiseKit.
+    @usableFromInline
     enum Handling {
         case value, error, both
     }
@@ -158,6 +168,7 @@ extension CancellablePromise {
     ///
     /// - Parameter runsAfterCancel: `ensure`'s bodies must run even when their link was cancelled; every
     ///   other body is skipped once its link is settled.
+    @inlinable
     func chain<U>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
@@ -193,6 +204,7 @@ extension CancellablePromise {
 extension Result {
     /// A rejection passed through unchanged to a link of another value type. Only ever called on
     /// rejections, or where `U == T`.
+    @inlinable
     func castError<U>() -> Result<U> {
         switch self {
         case .rejected(let error):

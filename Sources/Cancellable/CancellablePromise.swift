@@ -22,12 +22,19 @@ public import PromiseCore
 /// > thread, exactly once), then the cancellation spreads up the chain. If the result wins, `cancel()` does
 /// > nothing and the handler never runs. See `Docs/Design/0003-cancellation.md`.
 public final class CancellablePromise<T>: Thenable, CatchMixin {
+    // The hot path — create, link, cancel, resolve — is `@inlinable`, so that it is specialised in the
+    // caller's module (as PromiseCore's is): unspecialised generic code looks up generic metadata at run time,
+    // which was half of the instructions of a cancelled `map` (Docs/Performance.md).
+
     /// The underlying promise; its box is resolved only through the cancellation state machine.
+    @usableFromInline
     package let promise: Promise<T>
     /// Cancels this promise; what `OnCancel` callbacks elsewhere hold instead of the promise itself.
+    @usableFromInline
     let handle: CancelHandle<T>
 
     /// A pending cancellable promise that runs `callbacks` if it is cancelled.
+    @inlinable
     init(callbacks: OnCancelList = OnCancelList()) {
         promise = Promise(state: nil)
         handle = CancelHandle(state: LockedCancellationState(CancellationState(callbacks: callbacks)), box: promise)
@@ -35,12 +42,14 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
     /// A pending cancellable promise that starts work, created at `file`:`line` (recorded in debug builds, for
     /// `PromiseDiagnostics`).
+    @inlinable
     convenience init(callbacks: OnCancelList = OnCancelList(), file: StaticString, line: UInt) {
         self.init(callbacks: callbacks)
         promise.recordCreation(file: file, line: line)
     }
 
     /// An already-resolved cancellable promise.
+    @inlinable
     init(resolved result: Result<T>) {
         promise = Promise(state: result)
         handle = CancelHandle(state: LockedCancellationState(CancellationState()), box: promise)
@@ -63,6 +72,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///   - line: the line, likewise.
     ///   - body: starts the work, resolves it through the resolver, and returns what to run on
     ///     cancel. If it throws, the promise rejects with the error.
+    @inlinable
     public convenience init(
         file: StaticString = #fileID,
         line: UInt = #line,
@@ -93,6 +103,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///   - body: starts the work, resolves it through the resolver, and returns what to run on
     ///     cancel. If it throws, the promise rejects with the error.
     @_disfavoredOverload
+    @inlinable
     public convenience init(
         file: StaticString = #fileID,
         line: UInt = #line,
@@ -202,6 +213,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     ///
     /// - Returns: whether this call cancelled the promise (`false` if it had already resolved or been
     ///   cancelled).
+    @inlinable
     @discardableResult
     public func cancel() -> Bool {
         handle.cancel(reason: .user)
@@ -217,6 +229,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// cancel handlers that take a reason receive it, and it travels up the chain with the cancellation.
     ///
     /// - Returns: whether this call cancelled the promise.
+    @inlinable
     @discardableResult
     public func cancel(reason: CancellationReason) -> Bool {
         handle.cancel(reason: reason)
@@ -252,11 +265,13 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     // MARK: Thenable
 
     /// Calls `to` with the result once it is known (at once if it is known already).
+    @inlinable
     public func pipe(to: @escaping (Result<T>) -> Void) {
         promise.pipe(to: to)
     }
 
     /// The result, or `nil` while pending.
+    @inlinable
     public var result: Result<T>? {
         promise.result
     }
@@ -266,33 +281,39 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// Resolves the promise with `result` unless it was cancelled or resolved already.
     ///
     /// - Returns: whether `result` won.
+    @inlinable
     @discardableResult
     func resolve(_ result: Result<T>, inHandler: Bool) -> Bool {
         sink.resolve(result, inHandler: inHandler)
     }
 
     /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
+    @inlinable
     func addCancelAction(_ action: @escaping CancellationState.OnCancel) {
         handle.add(action)
     }
 
     /// Runs `action` if the promise is cancelled while pending, at once if it is already cancelled.
+    @inlinable
     func addCancelAction(_ action: @escaping () -> Void) {
         handle.add { _ in action() }
     }
 
     /// What delivers results to this promise.
+    @inlinable
     var sink: LinkSink<T> {
         LinkSink(box: promise, state: handle.state)
     }
 
     /// A resolver whose results go through the cancellation state machine.
+    @inlinable
     func makeResolver() -> Resolver<T> {
         let sink = self.sink
         return Resolver(gate: { sink.resolve($0, inHandler: false) })
     }
 
     /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).
+    @inlinable
     func follow<U: Thenable>(_ thenable: U) where U.T == T {
         sink.follow(thenable, inHandler: false)
     }

@@ -26,6 +26,7 @@ public final class Resolver<T> {
         @usableFromInline
         let body: (Result<T>) -> Void
 
+        @inlinable
         init(_ body: @escaping (Result<T>) -> Void) {
             self.body = body
         }
@@ -41,6 +42,7 @@ public final class Resolver<T> {
 
     /// A resolver that hands every result to `gate` instead of resolving a promise itself; it never logs
     /// ``LogEvent/pendingPromiseDeallocated(createdAt:)`` (a cancellable promise may be dropped while pending).
+    @inlinable
     package init(gate: @escaping (Result<T>) -> Void) {
         target = .gate(Gate(gate))
     }

@@ -222,14 +222,14 @@ extension PromiseCoreContestant {
     func raceCancel(_ count: Int) -> Double? {
         var handlers = 0
         let result = measure(units: count) {
-            var winner: Resolver<Int>?
+            var winner: PromiseCore.Resolver<Int>?
             let inputs = (0..<count).map { index in
                 CancellablePromise<Int> { resolver in
                     if index == count / 2 { winner = resolver }
                     return { handlers &+= 1 }
                 }
             }
-            let first = race(inputs, autoCancel: true)
+            let first = raceCancellingLosers(inputs)
             winner!.fulfill(1)
             precondition(first.value == 1)
         }
@@ -728,9 +728,12 @@ final class CancellableWork: @unchecked Sendable {
     }
 }
 
-/// A chain of `links` async frames, each adding 1 to what the one below returns: "map" in one task.
+/// A chain of `links` nested child tasks (`async let`), each adding 1 to what the one below returns: "map" as
+/// a task of its own, so that cancelling the outermost reaches every link, as it does a promise chain.
 func nestedLinks(_ links: Int, _ work: CancellableWork) async throws -> Int {
-    links == 0 ? try await work.value() : try await nestedLinks(links - 1, work) &+ 1
+    if links == 0 { return try await work.value() }
+    async let inner = nestedLinks(links - 1, work)
+    return try await inner &+ 1
 }
 
 extension ConcurrencyContestant {
@@ -761,8 +764,8 @@ extension ConcurrencyContestant {
         return result
     }
 
-    /// One task awaiting `links` nested async frames over the work; `Task.cancel()` runs the handler, and the
-    /// error unwinds every frame. Timed from the cancel until the task has finished.
+    /// One task over `links` nested child tasks over the work; `Task.cancel()` reaches every child and runs the
+    /// handler, and the error unwinds every task. Timed from the cancel until the outer task has finished.
     func cancelChain(_ links: Int) -> Double? {
         let handlers = Counter(target: 1)
         let started = DispatchSemaphore(value: 0)

@@ -17,7 +17,7 @@ struct Workload {
     let run: (any Contestant) -> Double?
 }
 
-let workloads: [Workload] = [
+let allWorkloads: [Workload] = [
     Workload(name: "create + fulfil + 1 handler", unit: "ns/promise") { $0.createFulfilHandler(100_000) },
     Workload(name: "create + fulfil + map", unit: "ns/promise") { $0.createFulfilMap(100_000) },
     Workload(name: "100k-link chain", unit: "ns/link") { $0.chain(100_000) },
@@ -36,6 +36,13 @@ let workloads: [Workload] = [
 ]
 
 let arguments = CommandLine.arguments
+// --only PREFIX[,PREFIX…]: run just the workloads whose names start with one of the prefixes (and skip the
+// memory and deep-chain child runs); for quick comparisons while optimising, not for publishing.
+let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+let workloads =
+    only.map { list in
+        allWorkloads.filter { workload in list.split(separator: ",").contains { workload.name.hasPrefix($0) } }
+    } ?? allWorkloads
 // Profiling: promise-benchmarks --profile CONTESTANT WORKLOAD-PREFIX runs one workload once, untimed.
 if arguments.count >= 4, arguments[1] == "--profile" {
     let contestant = contestants.first { $0.name == arguments[2] }!
@@ -135,7 +142,7 @@ func median(_ values: [Double]) -> Double {
 var memory: [String: Double] = [:]
 var memoryWithMap: [String: Double] = [:]
 var memoryCancellableMap: [String: Double] = [:]
-for contestant in contestants {
+for contestant in contestants where only == nil {
     if let bytes = Double(try child(["memory-cancellable-map", contestant.name, "1000000"]).output) {
         memoryCancellableMap[contestant.name] = bytes
     }
@@ -147,7 +154,7 @@ for contestant in contestants {
 
 /// 1M-link chains, each in a child process with the default 8 MiB stack: crash or not.
 var deepChain: [String: String] = [:]
-for contestant in contestants where contestant.chain(10) != nil {
+for contestant in contestants where only == nil && contestant.chain(10) != nil {
     let status = try child(["deep-chain", contestant.name, "1000000"]).status
     deepChain[contestant.name] = status == 0 ? "completes" : "crashes"
 }

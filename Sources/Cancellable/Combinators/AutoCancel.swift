@@ -9,6 +9,7 @@ import PromiseCore
 /// each input, so an input that another branch also consumes is cancelled only once that branch has
 /// cancelled too. Without `autoCancel`, the inputs are never cancelled by the combinator. O(n) in the number
 /// of inputs.
+@inlinable
 func combine<T, C: Thenable>(
     _ inputs: [CancellablePromise<T>],
     autoCancel: Bool,
@@ -33,6 +34,7 @@ extension CancellablePromise {
     /// Calls `cancelInputs` once this combinator's promise resolves, with the reason its inputs are cancelled for:
     /// its own cancellation's reason if it was cancelled, ``CancellationReason/lostRace`` if its outcome was
     /// decided otherwise.
+    @inlinable
     func onResolution(cancelInputs: @escaping (CancellationReason) -> Void) {
         let decision = handle.state
         promise.pipe { _ in

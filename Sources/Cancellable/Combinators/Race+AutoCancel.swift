@@ -11,6 +11,7 @@ import PromiseCore
 /// ```
 ///
 /// An empty array rejects with `PMKError.badInput`.
+@inlinable
 public func race<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<T> {
     race(promises, autoCancel: false)
 }
@@ -24,11 +25,13 @@ public func race<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<T
 ///
 /// With `autoCancel`, cancelling the returned promise cancels every input. An empty array rejects with
 /// `PMKError.badInput`.
+@inlinable
 public func race<T>(_ promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<T> {
     combine(promises, autoCancel: autoCancel, PromiseCore.race(promises.map(\.promise)))
 }
 
 /// Resolves like the first input to resolve. The inputs are never cancelled by the race.
+@inlinable
 public func race<T>(_ promises: CancellablePromise<T>...) -> CancellablePromise<T> {
     race(promises, autoCancel: false)
 }
@@ -38,6 +41,7 @@ public func race<T>(_ promises: CancellablePromise<T>...) -> CancellablePromise<
 /// ```swift
 /// race(download(from: a), download(from: b), autoCancel: true)
 /// ```
+@inlinable
 public func race<T>(_ promises: CancellablePromise<T>..., autoCancel: Bool) -> CancellablePromise<T> {
     race(promises, autoCancel: autoCancel)
 }

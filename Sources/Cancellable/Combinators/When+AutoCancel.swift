@@ -6,6 +6,7 @@ public import PromiseCore
 /// ```swift
 /// when(fulfilled: chunks.map { download($0) }).done { parts in … }
 /// ```
+@inlinable
 public func when<T>(fulfilled promises: [CancellablePromise<T>]) -> CancellablePromise<[T]> {
     when(fulfilled: promises, autoCancel: false)
 }
@@ -18,6 +19,7 @@ public func when<T>(fulfilled promises: [CancellablePromise<T>]) -> CancellableP
 /// ```
 ///
 /// With `autoCancel`, cancelling the returned promise cancels every input. An empty array fulfills with `[]`.
+@inlinable
 public func when<T>(fulfilled promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<[T]> {
     combine(promises, autoCancel: autoCancel, PromiseCore.when(fulfilled: promises.map(\.promise)))
 }
@@ -32,12 +34,14 @@ public func when<T>(fulfilled promises: [CancellablePromise<T>], autoCancel: Boo
 /// For two to five inputs the tuple forms below are chosen, as in PromiseKit; this form serves one input or
 /// more than five.
 @_disfavoredOverload
+@inlinable
 public func when<T>(fulfilled promises: CancellablePromise<T>..., autoCancel: Bool) -> CancellablePromise<[T]> {
     when(fulfilled: promises, autoCancel: autoCancel)
 }
 
 /// Waits for two cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error. The inputs are never cancelled by `when`.
+@inlinable
 public func when<U, V>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>
@@ -51,6 +55,7 @@ public func when<U, V>(
 /// ```swift
 /// when(fulfilled: download(user), download(avatar), autoCancel: true).done { user, avatar in … }
 /// ```
+@inlinable
 public func when<U, V>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -61,6 +66,7 @@ public func when<U, V>(
 
 /// Waits for three cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error. The inputs are never cancelled by `when`.
+@inlinable
 public func when<U, V, W>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -71,6 +77,7 @@ public func when<U, V, W>(
 
 /// Waits for three cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error; with `autoCancel`, that error (or cancelling the result) cancels the inputs still pending.
+@inlinable
 public func when<U, V, W>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -86,6 +93,7 @@ public func when<U, V, W>(
 
 /// Waits for four cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error. The inputs are never cancelled by `when`.
+@inlinable
 public func when<U, V, W, X>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -97,6 +105,7 @@ public func when<U, V, W, X>(
 
 /// Waits for four cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error; with `autoCancel`, that error (or cancelling the result) cancels the inputs still pending.
+@inlinable
 public func when<U, V, W, X>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -113,6 +122,7 @@ public func when<U, V, W, X>(
 
 /// Waits for five cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error. The inputs are never cancelled by `when`.
+@inlinable
 public func when<U, V, W, X, Y>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -125,6 +135,7 @@ public func when<U, V, W, X, Y>(
 
 /// Waits for five cancellable promises of any types; fulfills with a tuple, or rejects with the first
 /// error; with `autoCancel`, that error (or cancelling the result) cancels the inputs still pending.
+@inlinable
 public func when<U, V, W, X, Y>(
     fulfilled pu: CancellablePromise<U>,
     _ pv: CancellablePromise<V>,
@@ -145,12 +156,14 @@ public func when<U, V, W, X, Y>(
 /// ```swift
 /// when(resolved: uploads).done { results in retry(results.filter { !$0.isFulfilled }) }
 /// ```
+@inlinable
 public func when<T>(resolved promises: [CancellablePromise<T>]) -> CancellablePromise<[Result<T>]> {
     when(resolved: promises, autoCancel: false)
 }
 
 /// Waits for every input to resolve, either way; with `autoCancel`, cancelling the returned promise cancels
 /// every input still pending.
+@inlinable
 public func when<T>(
     resolved promises: [CancellablePromise<T>],
     autoCancel: Bool
@@ -159,12 +172,14 @@ public func when<T>(
 }
 
 /// Waits for every input to resolve, either way.
+@inlinable
 public func when<T>(resolved promises: CancellablePromise<T>...) -> CancellablePromise<[Result<T>]> {
     when(resolved: promises, autoCancel: false)
 }
 
 /// Waits for every input to resolve, either way; with `autoCancel`, cancelling the returned promise cancels
 /// every input still pending.
+@inlinable
 public func when<T>(
     resolved promises: CancellablePromise<T>...,
     autoCancel: Bool

@@ -25,6 +25,7 @@ import Android
 /// returns, and what that cancels upstream follows right after the handler returns.)
 ///
 /// There is one per thread; it is only ever touched by its own thread.
+@usableFromInline
 final class CancelPropagation {
     private struct Item {
         let callback: CancellationState.OnCancel
@@ -51,6 +52,7 @@ final class CancelPropagation {
     }
 
     /// The calling thread's loop.
+    @usableFromInline
     static var current: CancelPropagation {
         if let pointer = pthread_getspecific(propagationKey) {
             return Unmanaged<CancelPropagation>.fromOpaque(pointer).takeUnretainedValue()
@@ -62,6 +64,7 @@ final class CancelPropagation {
 
     /// Calls `callbacks` with `reason`, and whatever they hand over in turn, before returning — unless the
     /// thread is already in this loop, in which case they are queued and called after the current callback.
+    @usableFromInline
     func run(_ callbacks: OnCancelList, reason: CancellationReason) {
         guard let first = callbacks.first else { return }
         for callback in callbacks.rest.reversed() {

@@ -8,12 +8,15 @@ import PromiseCore
 /// (``LockedCancellationState``) and carries the action out after releasing it: resolving the promise's box,
 /// handing the `OnCancel` callbacks to ``CancelPropagation``, or letting released callbacks deallocate (their
 /// captures may run arbitrary `deinit`s, which must not run under the lock).
+@usableFromInline
 struct CancellationState {
     /// What to do when the promise is cancelled: run the user's cancel handler, cancel the upstream link of a
     /// chain, cancel the promise a `then` body returned, cancel a combinator's inputs.
+    @usableFromInline
     typealias OnCancel = (CancellationReason) -> Void
 
-    private enum State {
+    @usableFromInline
+    enum State {
         /// Neither cancelled nor resolved; the callbacks run if a cancel comes first.
         case pending
         /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`.
@@ -22,6 +25,7 @@ struct CancellationState {
         case resolved
     }
 
+    @usableFromInline
     enum CancelAction {
         /// This call cancelled the promise: reject it, then run `callbacks`.
         case cancel(OnCancelList)
@@ -33,6 +37,7 @@ struct CancellationState {
         case otherConsumersRemain
     }
 
+    @usableFromInline
     enum ResolveAction {
         /// This result wins: resolve the box with it; `released` is dropped after the lock is released.
         case resolve(released: OnCancelList)
@@ -40,6 +45,7 @@ struct CancellationState {
         case ignore
     }
 
+    @usableFromInline
     enum AddAction {
         /// Kept; it runs if the promise is cancelled while pending.
         case stored
@@ -49,31 +55,42 @@ struct CancellationState {
         case discard
     }
 
-    private var state: State = .pending
+    @usableFromInline
+    var state: State
     /// The callbacks, while pending; moved out when the state leaves `pending`.
-    private(set) var callbacks: OnCancelList
+    @usableFromInline
+    var callbacks: OnCancelList
     /// How many downstream consumers that can cancel this promise have attached (links, followers,
     /// `autoCancel` combinators), and how many of them have cancelled. A consumer's cancellation cancels the
     /// promise only once every consumer attached so far has cancelled.
-    private var consumers: UInt32 = 0
-    private var cancelledConsumers: UInt32 = 0
+    @usableFromInline
+    var consumers: UInt32
+    @usableFromInline
+    var cancelledConsumers: UInt32
 
+    @inlinable
     init(callbacks: OnCancelList = OnCancelList()) {
+        state = .pending
         self.callbacks = callbacks
+        consumers = 0
+        cancelledConsumers = 0
     }
 
     /// Why the promise was cancelled, if `cancel()` won.
+    @inlinable
     var cancellationReason: CancellationReason? {
         if case .cancelled(let reason) = state { return reason }
         return nil
     }
 
     /// Whether `cancel()` won.
+    @inlinable
     var isCancelled: Bool {
         cancellationReason != nil
     }
 
     /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)``.
+    @inlinable
     mutating func addConsumer() {
         if case .pending = state {
             consumers &+= 1
@@ -81,6 +98,7 @@ struct CancellationState {
     }
 
     /// One consumer cancelled: cancels the promise if it was the last one still wanting the result.
+    @inlinable
     mutating func consumerCancelled(reason: CancellationReason) -> CancelAction {
         guard case .pending = state else { return cancel(reason: reason) }
         cancelledConsumers &+= 1
@@ -88,6 +106,7 @@ struct CancellationState {
         return cancel(reason: reason)
     }
 
+    @inlinable
     mutating func cancel(reason: CancellationReason) -> CancelAction {
         switch state {
         case .pending:
@@ -100,6 +119,7 @@ struct CancellationState {
         }
     }
 
+    @inlinable
     mutating func resolve() -> ResolveAction {
         switch state {
         case .pending:
@@ -110,6 +130,7 @@ struct CancellationState {
         }
     }
 
+    @inlinable
     mutating func add(_ callback: @escaping OnCancel) -> AddAction {
         switch state {
         case .pending:
@@ -123,6 +144,7 @@ struct CancellationState {
     }
 
     /// Moves the callbacks out (a move: no retain and release of each).
+    @inlinable
     mutating func takeCallbacks() -> OnCancelList {
         var taken = OnCancelList()
         swap(&taken, &callbacks)
@@ -132,18 +154,29 @@ struct CancellationState {
 
 /// A cancellable promise's `OnCancel` callbacks, in the order they were added. Most promises have one (the
 /// user's cancel handler, or a link's "cancel my upstream"), stored inline: no array is allocated for it.
+@usableFromInline
 struct OnCancelList {
-    private(set) var first: CancellationState.OnCancel?
-    private(set) var rest: [CancellationState.OnCancel] = []
+    @usableFromInline
+    var first: CancellationState.OnCancel?
+    @usableFromInline
+    var rest: [CancellationState.OnCancel]
 
-    init() {}
-
-    init(_ callback: @escaping CancellationState.OnCancel) {
-        first = callback
+    @inlinable
+    init() {
+        first = nil
+        rest = []
     }
 
+    @inlinable
+    init(_ callback: @escaping CancellationState.OnCancel) {
+        first = callback
+        rest = []
+    }
+
+    @inlinable
     var isEmpty: Bool { first == nil }
 
+    @inlinable
     mutating func append(_ callback: @escaping CancellationState.OnCancel) {
         if first == nil {
             first = callback
@@ -160,16 +193,25 @@ struct OnCancelList {
 /// holds the upstream link's state, whose callbacks hold the next one up, and so on. Dropping the last
 /// downstream link of a long pending chain would release them by nested deinits, one per link; the
 /// callbacks are handed to PromiseCore's release loop instead.
+@usableFromInline
 final class LockedCancellationState: @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched through `withLock` (and by deinit, the only owner left).
-    private let lock = PromiseLock()
-    private var state: CancellationState
+    @usableFromInline
+    let lock: PromiseLock
+    /// Only touched under `lock`, which already makes every access exclusive: the run-time exclusivity check
+    /// is skipped.
+    @usableFromInline
+    @exclusivity(unchecked)
+    var state: CancellationState
 
+    @inlinable
     init(_ state: CancellationState) {
+        lock = PromiseLock()
         self.state = state
     }
 
     /// Runs `body` with the state machine, under the lock. `body` must not run user code.
+    @inlinable
     func withLock<Value>(_ body: (inout CancellationState) -> Value) -> Value {
         lock.withLock { body(&state) }
     }
