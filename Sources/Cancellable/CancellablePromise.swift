@@ -40,8 +40,8 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         handle = CancelHandle(state: LockedCancellationState(CancellationState(callbacks: callbacks)), box: promise)
     }
 
-    /// A pending cancellable promise that starts work, created at `file`:`line` (recorded in debug builds, for
-    /// `PromiseDiagnostics`).
+    /// A pending cancellable promise made by one of the public initialisers or `pending()`, created at
+    /// `file`:`line` (recorded in debug builds, for `PromiseDiagnostics`).
     @inlinable
     convenience init(callbacks: OnCancelList = OnCancelList(), file: StaticString, line: UInt) {
         self.init(callbacks: callbacks)

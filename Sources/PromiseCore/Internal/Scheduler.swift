@@ -3,7 +3,7 @@ package import Dispatch
 /// The one seam through which PromiseCore and Cancellable wait for time to pass (`after`, `timeout`).
 ///
 /// Production code uses ``DispatchScheduler``; tests install a manual scheduler for the duration of a
-/// task with `Scheduler.$current.withValue(manual) { … }` and advance time by hand.
+/// task with `Schedulers.$current.withValue(manual) { … }` and advance time by hand.
 package protocol Scheduler: Sendable {
     /// Runs `work` once, no earlier than `delay` from now, on an unspecified thread, unless the returned
     /// token is cancelled first.
