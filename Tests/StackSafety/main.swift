@@ -140,6 +140,22 @@ let scenarios: [Scenario] = [
         }
         return weakHead == nil && released.value == 1 ? nil : "the chain was not freed"
     },
+    // Many short chains released together (one array of them): nested releases while the release loop is
+    // already running. A release build once corrupted the loop's own list here (the benchmark's memory probe).
+    Scenario(name: "drop many pending cancellable promises at once") { count in
+        let released = Counter()
+        do {
+            var pending: [(CancellablePromise<Void>, Resolver<Int>)] = []
+            pending.reserveCapacity(count)
+            for _ in 0..<count {
+                let (promise, resolver) = CancellablePromise<Int>.pending()
+                pending.append((promise.map(on: nil) { _ in }, resolver))
+            }
+            let sentinel = Sentinel(released)
+            _ = pending[0].0.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
+        }
+        return released.value == 1 ? nil : "the promises were not freed"
+    },
     Scenario(name: "drop a pending plain then-loop") { count in
         conf.logHandler = { _ in }
         let released = Counter()

@@ -117,10 +117,23 @@ final class Trampoline {
         guard !state.pointee.isReleasing else { return }
         state.pointee.isReleasing = true
         while !state.pointee.releases.isEmpty {
-            // Destroyed at the end of this statement; what its destruction drops is queued, not nested.
-            _ = state.pointee.releases.removeLast()
+            // Take the whole list, then destroy it outside any mutation of the shared one: what the destruction
+            // drops is appended to the (now empty) shared list, a different buffer. Popping one element at a
+            // time is not safe here: the optimiser may destroy the popped element inside the inlined
+            // `removeLast()`, before the array's count is written back, and a nested `release` would then
+            // append to an array in the middle of being mutated.
+            var batch: [Any] = []
+            swap(&batch, &state.pointee.releases)
+            Self.destroy(consume batch)
         }
         state.pointee.isReleasing = false
+    }
+
+    /// Destroys a batch of released payloads; out of line, so that nothing of it moves into the caller's
+    /// access to the shared list.
+    @inline(never)
+    private static func destroy(_ batch: consuming [Any]) {
+        _ = consume batch
     }
 }
 
