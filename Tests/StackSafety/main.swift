@@ -39,8 +39,21 @@ final class Sentinel {
     deinit { counter.value += 1 }
 }
 
+/// Whether everything `build` made is freed once it is dropped: a handler on the promise `build` returns holds
+/// a `Sentinel`, whose release is counted.
+func isReleased<Watched: Thenable>(_ build: () -> Watched) -> Bool {
+    let released = Counter()
+    do {
+        let watched = build()
+        let sentinel = Sentinel(released)
+        watched.pipe { _ in withExtendedLifetime(sentinel) {} }
+    }
+    return released.value == 1
+}
+
 /// A `then` loop: round i waits for its work, then its body returns round i+1's promise. The driver fulfils
-/// each round's work in turn (no recursion while building), leaving the last round pending.
+/// each round's work in turn (no recursion while building), leaving the last round pending. The bodies hold the
+/// loop `unowned` (it holds the current round's resolver): dropping the loop drops the last round's work.
 final class Loop {
     var resolvers: Resolver<Void>?
     var cancelledRounds = Counter()
@@ -51,7 +64,7 @@ final class Loop {
             self.resolvers = resolver
             return { cancelled.value += 1 }
         }
-        return work.then(on: nil) { _ -> CancellablePromise<Int> in
+        return work.then(on: nil) { [unowned self] _ -> CancellablePromise<Int> in
             index + 1 < count ? self.cancellableRound(index + 1, of: count) : .value(index)
         }
     }
@@ -59,7 +72,7 @@ final class Loop {
     func plainRound(_ index: Int, of count: Int) -> Promise<Int> {
         let (work, resolver) = Promise<Void>.pending()
         resolvers = resolver
-        return work.then(on: nil) { _ -> Promise<Int> in
+        return work.then(on: nil) { [unowned self] _ -> Promise<Int> in
             index + 1 < count ? self.plainRound(index + 1, of: count) : .value(index)
         }
     }
@@ -115,71 +128,59 @@ let scenarios: [Scenario] = [
     },
     Scenario(name: "drop a pending plain chain") { count in
         conf.logHandler = { _ in }  // the dropped resolver logs pendingPromiseDeallocated
-        let released = Counter()
         weak var weakHead: Promise<Int>?
-        do {
+        let released = isReleased {
             let (head, _) = Promise<Int>.pending()
             weakHead = head
             var tail = head
             for _ in 0..<count { tail = tail.map(on: nil) { $0 + 1 } }
-            let sentinel = Sentinel(released)
-            _ = tail.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
+            return tail
         }
-        return weakHead == nil && released.value == 1 ? nil : "the chain was not freed"
+        return released && weakHead == nil ? nil : "the chain was not freed"
     },
     Scenario(name: "drop a pending cancellable chain") { count in
-        let released = Counter()
         weak var weakHead: CancellablePromise<Int>?
-        do {
+        let released = isReleased {
             let head = CancellablePromise<Int> { _ in {} }
             weakHead = head
             var tail = head
             for _ in 0..<count { tail = tail.map(on: nil) { $0 + 1 } }
-            let sentinel = Sentinel(released)
-            _ = tail.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
+            return tail
         }
-        return weakHead == nil && released.value == 1 ? nil : "the chain was not freed"
+        return released && weakHead == nil ? nil : "the chain was not freed"
     },
     // Many short chains released together (one array of them): nested releases while the release loop is
     // already running. A release build once corrupted the loop's own list here (the benchmark's memory probe).
     Scenario(name: "drop many pending cancellable promises at once") { count in
-        let released = Counter()
-        do {
+        let released = isReleased {
             var pending: [(CancellablePromise<Void>, Resolver<Int>)] = []
             pending.reserveCapacity(count)
             for _ in 0..<count {
                 let (promise, resolver) = CancellablePromise<Int>.pending()
                 pending.append((promise.map(on: nil) { _ in }, resolver))
             }
-            let sentinel = Sentinel(released)
-            _ = pending[0].0.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
+            return pending[0].0
         }
-        return released.value == 1 ? nil : "the promises were not freed"
+        return released ? nil : "the promises were not freed"
     },
     Scenario(name: "drop a pending plain then-loop") { count in
         conf.logHandler = { _ in }
-        let released = Counter()
-        do {
+        let released = isReleased {
             let loop = Loop()
             let outer = loop.plainRound(0, of: count + 1)
             loop.advance(count)
-            let sentinel = Sentinel(released)
-            _ = outer.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
-            loop.resolvers = nil  // the loop object holds the last round's resolver; the rounds' bodies hold it
+            return outer
         }
-        return released.value == 1 ? nil : "the loop was not freed"
+        return released ? nil : "the loop was not freed"
     },
     Scenario(name: "drop a pending cancellable then-loop") { count in
-        let released = Counter()
-        do {
+        let released = isReleased {
             let loop = Loop()
             let outer = loop.cancellableRound(0, of: count + 1)
             loop.advance(count)
-            let sentinel = Sentinel(released)
-            _ = outer.done(on: nil) { _ in withExtendedLifetime(sentinel) {} }
-            loop.resolvers = nil  // the loop object holds the last round's resolver; the rounds' bodies hold it
+            return outer
         }
-        return released.value == 1 ? nil : "the loop was not freed"
+        return released ? nil : "the loop was not freed"
     },
 ]
 
@@ -255,7 +256,7 @@ for configuration in configurations {
             failed += 1
             let how =
                 process.terminationReason == .uncaughtSignal
-                ? "killed by signal \(process.terminationStatus) (a stack overflow is SIGSEGV, 11)"
+                ? "killed by signal \(process.terminationStatus) (SIGSEGV, 11: a stack overflow or a memory error)"
                 : output.trimmingCharacters(in: .whitespacesAndNewlines)
             print("FAILED  \(name): \(how)")
         }

@@ -1,12 +1,4 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
+import PromiseCore
 
 /// The calling thread's cancellation loop: how one `cancel()` reaches every promise it cancels — up a chain,
 /// into the promise a `then` body returned, through round after round of a polling loop, into a combinator's
@@ -24,42 +16,25 @@ import Android
 /// outermost `cancel()` returns. (A `cancel()` made *inside* a cancel handler rejects its promise before it
 /// returns, and what that cancels upstream follows right after the handler returns.)
 ///
-/// There is one per thread; it is only ever touched by its own thread.
+/// Its state is per thread (``PerThread``); it is only ever touched by its own thread.
 @usableFromInline
-final class CancelPropagation {
-    private struct Item {
+struct CancelPropagation {
+    fileprivate struct Item {
         let callback: CancellationState.OnCancel
         let reason: CancellationReason
     }
 
-    private struct State {
+    fileprivate struct State {
         var stack: [Item] = []
         var isRunning = false
     }
 
-    // Behind a pointer rather than in stored properties: a class's stored properties are checked for
-    // exclusive access at run time on every access. Only the owning thread ever touches it.
     private let state: UnsafeMutablePointer<State>
-
-    private init() {
-        state = .allocate(capacity: 1)
-        state.initialize(to: State())
-    }
-
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
 
     /// The calling thread's loop.
     @usableFromInline
     static var current: CancelPropagation {
-        if let pointer = pthread_getspecific(propagationKey) {
-            return Unmanaged<CancelPropagation>.fromOpaque(pointer).takeUnretainedValue()
-        }
-        let propagation = CancelPropagation()
-        pthread_setspecific(propagationKey, Unmanaged.passRetained(propagation).toOpaque())
-        return propagation
+        CancelPropagation(state: propagations.current)
     }
 
     /// Calls `callbacks` with `reason`, and whatever they hand over in turn, before returning — unless the
@@ -80,18 +55,5 @@ final class CancelPropagation {
     }
 }
 
-private let propagationKey: pthread_key_t = {
-    var key = pthread_key_t()
-    #if canImport(Darwin)
-    let status = pthread_key_create(&key) { pointer in
-        Unmanaged<CancelPropagation>.fromOpaque(pointer).release()
-    }
-    #else
-    let status = pthread_key_create(&key) { pointer in
-        guard let pointer else { return }
-        Unmanaged<CancelPropagation>.fromOpaque(pointer).release()
-    }
-    #endif
-    precondition(status == 0, "Internal inconsistency: pthread_key_create failed (\(status))")
-    return key
-}()
+/// Each thread's cancellation loop state.
+private let propagations = PerThread { CancelPropagation.State() }

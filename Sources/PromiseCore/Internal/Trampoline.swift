@@ -1,13 +1,3 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// A promise that has just been resolved, whose handlers are ready to run, and the function that runs them.
 ///
 /// The function is formed where the box was sealed — in code specialised for the box's value type — and
@@ -41,10 +31,10 @@ struct ReadyBox {
 ///
 /// (The third direction, cancellation, has its own loop in Cancellable: `CancelPropagation`.)
 ///
-/// There is one trampoline per thread; it is only ever touched by its own thread.
+/// Its state is per thread (``PerThread``); it is only ever touched by its own thread.
 @usableFromInline
-final class Trampoline {
-    private struct State {
+struct Trampoline {
+    fileprivate struct State {
         var stack: [ReadyBox] = []
         var isDraining = false
         /// What nested releases handed over, released by the outermost ``release(_:)`` call.
@@ -52,30 +42,12 @@ final class Trampoline {
         var isReleasing = false
     }
 
-    // Behind a pointer rather than in stored properties: a class's stored properties are checked for
-    // exclusive access at run time, on every access, and this state is touched on every resolution. Only the
-    // owning thread ever touches it.
     private let state: UnsafeMutablePointer<State>
-
-    private init() {
-        state = .allocate(capacity: 1)
-        state.initialize(to: State())
-    }
-
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
 
     /// The calling thread's trampoline.
     @usableFromInline
     static var current: Trampoline {
-        if let pointer = pthread_getspecific(trampolineKey) {
-            return Unmanaged<Trampoline>.fromOpaque(pointer).takeUnretainedValue()
-        }
-        let trampoline = Trampoline()
-        pthread_setspecific(trampolineKey, Unmanaged.passRetained(trampoline).toOpaque())
-        return trampoline
+        Trampoline(state: trampolines.current)
     }
 
     /// Drains `box` and everything it resolves.
@@ -137,21 +109,8 @@ final class Trampoline {
     }
 }
 
-private let trampolineKey: pthread_key_t = {
-    var key = pthread_key_t()
-    #if canImport(Darwin)
-    let status = pthread_key_create(&key) { pointer in
-        Unmanaged<Trampoline>.fromOpaque(pointer).release()
-    }
-    #else
-    let status = pthread_key_create(&key) { pointer in
-        guard let pointer else { return }
-        Unmanaged<Trampoline>.fromOpaque(pointer).release()
-    }
-    #endif
-    precondition(status == 0, "Internal inconsistency: pthread_key_create failed (\(status))")
-    return key
-}()
+/// Each thread's trampoline state.
+private let trampolines = PerThread { Trampoline.State() }
 
 /// Releases what a promise dropped while pending held — its handlers, or (in Cancellable) its cancel
 /// actions — in the calling thread's release loop instead of by nested deinits. See ``Trampoline/release(_:)``;
