@@ -59,7 +59,40 @@ extension CancellablePromise {
         }
     }
 
+    /// Replaces every error that reaches it — a cancellation of the work upstream included — with the value of
+    /// a guarantee, as PromiseKit's form does; the chain stays cancellable.
+    ///
+    /// ```swift
+    /// let avatar = download(avatarURL).recover { _ in .value(placeholder) }
+    /// stopButton.onTap { avatar.cancel() }   // still stops the download
+    /// ```
+    ///
+    /// Cancelling the returned promise itself rejects it with ``CancellablePromiseError/cancelled`` (it is not
+    /// a guarantee: it can be cancelled) and skips `body`. Annotate the result as `Guarantee<T>` to get
+    /// PromiseKit's guarantee, which cannot cancel the chain.
+    @discardableResult
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (Error) -> Guarantee<T>
+    ) -> CancellablePromise<T> {
+        chain(on: on, flags: flags, handling: .error) { result, sink in
+            guard case .rejected(let error) = result else {
+                sink.resolve(result)
+                return
+            }
+            sink.follow(body(error))
+        }
+    }
+
     /// Replaces an error with the result of a cancellable promise; cancelling the chain cancels it.
+    ///
+    /// ```swift
+    /// download(from: primary).recover { _ in download(from: mirror) }   // both CancellablePromises
+    /// ```
+    // Disfavoured: on a `CancellablePromise<Void>`, a body that only throws would otherwise match this form and
+    // the Void form equally (PromiseKit's `recover { error in guard … else { throw error } }`).
+    @_disfavoredOverload
     public func recover(
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
@@ -120,6 +153,73 @@ extension CancellablePromise {
                 case .rejected(let error): sink.resolve(.rejected(error))
                 }
             }
+        }
+    }
+}
+
+extension CancellablePromise {
+    /// Ends a chain whose errors you deliberately ignore; they are logged as `LogEvent.cauterized`. The
+    /// finalizer can still cancel the chain.
+    ///
+    /// ```swift
+    /// let prefetch = download(url).done { cache.store($0) }.cauterize()
+    /// prefetch.cancel()
+    /// ```
+    @discardableResult
+    public func cauterize() -> CancellableFinalizer {
+        self.catch { error in
+            conf.logHandler(.cauterized(error))
+        }
+    }
+}
+
+extension CancellablePromise where T == Void {
+    /// Handles every error that reaches it — a cancellation of the work upstream included — as PromiseKit's
+    /// Void form does; the chain stays cancellable.
+    ///
+    /// ```swift
+    /// let saved = upload(document).recover { error in log(error) }   // CancellablePromise<Void>
+    /// stopButton.onTap { saved.cancel() }
+    /// ```
+    ///
+    /// Cancelling the returned promise itself rejects it with ``CancellablePromiseError/cancelled`` and skips
+    /// `body`. Annotate the result as `Guarantee<Void>` to get PromiseKit's guarantee instead.
+    @discardableResult
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (Error) -> Void
+    ) -> CancellablePromise<Void> {
+        chain(on: on, flags: flags, handling: .error) { result, sink in
+            if case .rejected(let error) = result {
+                body(error)
+            }
+            sink.resolve(.fulfilled(()))
+        }
+    }
+
+    /// Handles an error, or rethrows it to keep the chain rejected; the chain stays cancellable.
+    ///
+    /// ```swift
+    /// upload(document).recover { error in
+    ///     guard error is DiskFullError else { throw error }
+    /// }
+    /// ```
+    ///
+    /// With the default policy a cancellation passes through untouched: a cancelled chain stays cancelled.
+    public func recover(
+        on: DispatchQueue? = conf.Q.map,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (Error) throws -> Void
+    ) -> CancellablePromise<Void> {
+        chain(on: on, flags: flags, handling: .error) { result, sink in
+            guard case .rejected(let error) = result, policy.handles(error) else {
+                sink.resolve(result)
+                return
+            }
+            try body(error)
+            sink.resolve(.fulfilled(()))
         }
     }
 }

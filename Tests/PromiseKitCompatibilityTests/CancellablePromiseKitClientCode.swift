@@ -89,6 +89,20 @@ final class LegacyDownloader {
         }
     }
 
+    /// PromiseKit's Void `recover` forms on a cancellable chain (issue 14, item 1): the guarantee form, the
+    /// throwing form, and both as PromiseKit's own types when annotated.
+    func saveIgnoringErrors(_ name: String) -> CancellablePromise<Void> {
+        let saved: CancellablePromise<Void> = download(name, delay: 5).done { _ in }.recover { _ in }
+        let strict = download(name, delay: 0.001).done { _ in }.recover { error in
+            guard error is PMKError else { throw error }
+        }
+        let guarantee: Guarantee<Void> = download(name, delay: 0.001).done { _ in }.recover { _ in }
+        let promise: Promise<Void> = download(name, delay: 0.001).asVoid().recover { error in throw error }
+        let names = Promise.value([name]).asCancellable().mapValues { $0.uppercased() }
+        _ = (strict, guarantee, promise, names)
+        return saved
+    }
+
     func stop(_ promise: CancellablePromise<String>) {
         promise.cancel()
         _ = promise.isCancelled

@@ -86,6 +86,14 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
         XCTAssertEqual(downloader.progress, ["cancelled file", "was cancelled"])
     }
 
+    func testCancellingAVoidRecoveryStopsTheDownload() {
+        let downloader = LegacyDownloader()
+        let saved = downloader.saveIgnoringErrors("file")
+        saved.cancel()
+        XCTAssertTrue(saved.isCancelled)
+        XCTAssertEqual(downloader.progress, ["cancelled file"])
+    }
+
     func testChainsCombinationsAndWrappers() {
         let downloader = LegacyDownloader()
         let finished = expectation(description: "chains")
