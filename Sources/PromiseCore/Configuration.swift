@@ -14,19 +14,31 @@ public enum CatchPolicy: Sendable {
     case allErrorsExceptCancellation
 }
 
-/// Something PromiseCore reports through ``PMKConfiguration/logHandler``.
+/// Something PromiseCore reports through ``PMKConfiguration/logHandler``: PromiseKit's four events, constructed,
+/// matched and printed as in PromiseKit.
+///
+/// ```swift
+/// conf.logHandler = { event in
+///     if case .pendingPromiseDeallocated = event, let site = PromiseDiagnostics.loggedCreationSite {
+///         logger.warning("a promise made at \(site) can never resolve")
+///     } else {
+///         logger.warning("\(event)")
+///     }
+/// }
+/// ```
 public enum LogEvent: Sendable {
     /// `wait()` was called on the main thread, which may deadlock.
     case waitOnMainThread
     /// A promise was left pending when its last `Resolver` was deallocated: it can never resolve.
     ///
-    /// `createdAt` is where the promise was made, in debug builds (see ``PromiseDiagnostics``); `nil` in
-    /// release builds. `case .pendingPromiseDeallocated:` matches either way.
-    case pendingPromiseDeallocated(createdAt: PromiseCreationSite?)
+    /// In debug builds, ``PromiseDiagnostics/loggedCreationSite`` tells the log handler where the promise was
+    /// made.
+    case pendingPromiseDeallocated
     /// A guarantee was deallocated while pending: its resolve closure was never called.
     ///
-    /// `createdAt` is where the guarantee was made, in debug builds; `nil` in release builds.
-    case pendingGuaranteeDeallocated(createdAt: PromiseCreationSite?)
+    /// In debug builds, ``PromiseDiagnostics/loggedCreationSite`` tells the log handler where the guarantee
+    /// was made.
+    case pendingGuaranteeDeallocated
     /// `cauterize()` swallowed this error.
     case cauterized(Error)
 }
@@ -55,13 +67,14 @@ public struct PMKConfiguration: Sendable {
     public init() {}
 
     private static func printLogEvent(_ event: LogEvent) {
+        let createdAt = PromiseDiagnostics.loggedCreationSite.map { " (created at \($0))" } ?? ""
         switch event {
         case .waitOnMainThread:
             print("PromiseCore: warning: `wait()` called on the main thread!")
-        case .pendingPromiseDeallocated(let site):
-            print("PromiseCore: warning: pending promise deallocated\(site.map { " (created at \($0))" } ?? "")")
-        case .pendingGuaranteeDeallocated(let site):
-            print("PromiseCore: warning: pending guarantee deallocated\(site.map { " (created at \($0))" } ?? "")")
+        case .pendingPromiseDeallocated:
+            print("PromiseCore: warning: pending promise deallocated\(createdAt)")
+        case .pendingGuaranteeDeallocated:
+            print("PromiseCore: warning: pending guarantee deallocated\(createdAt)")
         case .cauterized(let error):
             print("PromiseCore: cauterized error: \(error)")
         }

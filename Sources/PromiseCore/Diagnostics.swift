@@ -41,8 +41,8 @@ public struct PendingPromise: Sendable, CustomStringConvertible {
 /// #expect(leaked.isEmpty, "still pending: \(leaked)")
 /// ```
 ///
-/// ``LogEvent/pendingPromiseDeallocated(createdAt:)`` and ``LogEvent/pendingGuaranteeDeallocated(createdAt:)``
-/// name the site too. Promises made by chain methods (`then`, `map`, …) and combinators are not listed: they are
+/// When a ``LogEvent/pendingPromiseDeallocated`` or ``LogEvent/pendingGuaranteeDeallocated`` is logged, the log
+/// handler reads the site from ``loggedCreationSite``. Promises made by chain methods (`then`, `map`, …) and combinators are not listed: they are
 /// pending only because what they wait for is, and that is listed.
 ///
 /// In release builds nothing is recorded (``recordsCreationSites`` is `false`), no site is passed on, and
@@ -72,6 +72,25 @@ public enum PromiseDiagnostics {
         #endif
     }
 
+    /// Where the promise or guarantee that the event being logged is about was created: readable inside
+    /// ``PMKConfiguration/logHandler`` while it handles ``LogEvent/pendingPromiseDeallocated`` or
+    /// ``LogEvent/pendingGuaranteeDeallocated``, on the thread that logs it.
+    ///
+    /// ```swift
+    /// conf.logHandler = { event in
+    ///     if case .pendingPromiseDeallocated = event {
+    ///         print("leaked:", PromiseDiagnostics.loggedCreationSite ?? "unknown site")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// `nil` anywhere else, for promises whose site was not recorded (made by chain methods or combinators),
+    /// and in release builds. The events themselves carry no site, so that they are constructed, matched and
+    /// printed exactly as in PromiseKit.
+    public static var loggedCreationSite: PromiseCreationSite? {
+        loggedSite.current.pointee
+    }
+
     /// The recorded promises that are still alive and pending, oldest first.
     ///
     /// - Parameter checkpoint: list only promises created after it; `nil` lists all. Tests that run in
@@ -83,6 +102,21 @@ public enum PromiseDiagnostics {
         []
         #endif
     }
+}
+
+/// The site ``PromiseDiagnostics/loggedCreationSite`` returns, per thread: set only while `log` calls the
+/// log handler.
+private let loggedSite = PerThread<PromiseCreationSite?> { nil }
+
+/// Logs `event` through `conf.logHandler`, with `site` readable as ``PromiseDiagnostics/loggedCreationSite``
+/// while the handler runs (restored afterwards, so that an event logged from inside a handler does not lose the
+/// outer one's site).
+package func log(_ event: LogEvent, createdAt site: PromiseCreationSite?) {
+    let slot = loggedSite.current
+    let outer = slot.pointee
+    slot.pointee = site
+    defer { slot.pointee = outer }
+    conf.logHandler(event)
 }
 
 extension _PromiseStorage {

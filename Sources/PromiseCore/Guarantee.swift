@@ -30,7 +30,7 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// ```
     ///
     /// > Note: if the resolve closure is deallocated without having been called, the guarantee can never
-    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated(createdAt:)`` is logged.
+    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
     ///
     /// - Parameters:
     ///   - file: where the guarantee is made, for ``PromiseDiagnostics`` (debug builds only).
@@ -225,7 +225,7 @@ extension Guarantee {
 extension Guarantee: @unchecked Sendable where T: Sendable {}
 
 /// Owned by a guarantee's resolve closure: if the closure is deallocated before it resolved the guarantee,
-/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated(createdAt:)`` is logged.
+/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated`` is logged.
 @usableFromInline
 final class GuaranteeSealer<T> {
     @usableFromInline
@@ -238,7 +238,7 @@ final class GuaranteeSealer<T> {
 
     deinit {
         if !guarantee.isResolvedWithoutMetadata {
-            conf.logHandler(.pendingGuaranteeDeallocated(createdAt: guarantee.creationSite))
+            log(.pendingGuaranteeDeallocated, createdAt: guarantee.creationSite)
         }
     }
 }

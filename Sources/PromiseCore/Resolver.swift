@@ -10,7 +10,7 @@
 /// ```
 ///
 /// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
-/// > never resolve: ``LogEvent/pendingPromiseDeallocated(createdAt:)`` is logged.
+/// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
 public final class Resolver<T> {
     /// Two class references: the enum is one word, so a resolver is the smallest object there is.
     @usableFromInline
@@ -41,7 +41,7 @@ public final class Resolver<T> {
     }
 
     /// A resolver that hands every result to `gate` instead of resolving a promise itself; it never logs
-    /// ``LogEvent/pendingPromiseDeallocated(createdAt:)`` (a cancellable promise may be dropped while pending).
+    /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     @inlinable
     package init(gate: @escaping (Result<T>) -> Void) {
         target = .gate(Gate(gate))
@@ -51,7 +51,7 @@ public final class Resolver<T> {
         // Nobody else holds this resolver, and only a resolver resolves its promise, so nobody can resolve
         // the promise any more.
         if case .promise(let promise) = target, !promise.isResolvedWithoutMetadata {
-            conf.logHandler(.pendingPromiseDeallocated(createdAt: promise.creationSite))
+            log(.pendingPromiseDeallocated, createdAt: promise.creationSite)
         }
     }
 

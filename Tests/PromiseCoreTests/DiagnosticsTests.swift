@@ -87,31 +87,49 @@ import Testing
     }
 
     @Test func theDeallocationWarningNamesTheSite() {
-        let events = LogCapture.events {
+        let events = LogCapture.eventsWithSites {
             _ = Promise<Int>.pending()
         }
         let line = #line - 2
-        guard case .pendingPromiseDeallocated(let site)? = events.first else {
+        guard let logged = events.first, case .pendingPromiseDeallocated = logged.event else {
             Issue.record("expected pendingPromiseDeallocated, got \(events)")
             return
         }
         if PromiseDiagnostics.recordsCreationSites {
-            #expect(site == PromiseCreationSite(fileID: #fileID, line: UInt(line)))
+            #expect(logged.site == PromiseCreationSite(fileID: #fileID, line: UInt(line)))
         } else {
-            #expect(site == nil)
+            #expect(logged.site == nil)
         }
 
-        let guaranteeEvents = LogCapture.events {
+        let guaranteeEvents = LogCapture.eventsWithSites {
             _ = Guarantee<Int> { _ in }
         }
         let guaranteeLine = #line - 2
-        guard case .pendingGuaranteeDeallocated(let guaranteeSite)? = guaranteeEvents.first else {
+        guard let guaranteeLogged = guaranteeEvents.first,
+            case .pendingGuaranteeDeallocated = guaranteeLogged.event
+        else {
             Issue.record("expected pendingGuaranteeDeallocated, got \(guaranteeEvents)")
             return
         }
         if PromiseDiagnostics.recordsCreationSites {
-            #expect(guaranteeSite?.line == UInt(guaranteeLine))
+            #expect(guaranteeLogged.site?.line == UInt(guaranteeLine))
         }
+        // Outside a log handler there is no logged site.
+        #expect(PromiseDiagnostics.loggedCreationSite == nil)
+    }
+
+    /// Issue 14, item 2: PromiseKit code constructs the events and prints them; both are as in PromiseKit.
+    @Test func logEventsAreConstructedAndPrintedAsInPromiseKit() {
+        let events: [LogEvent] = [
+            .waitOnMainThread, .pendingPromiseDeallocated, .pendingGuaranteeDeallocated, .cauterized(PMKError.badInput),
+        ]
+        #expect(
+            events.map { "\($0)" }.prefix(3) == [
+                "waitOnMainThread", "pendingPromiseDeallocated", "pendingGuaranteeDeallocated",
+            ]
+        )
+        #expect("\(events[3])" == "cauterized(\(PMKError.badInput))")
+        #expect("\(LogEvent.pendingPromiseDeallocated)" == "pendingPromiseDeallocated")
     }
 
     /// Many promises made and resolved on several threads while others list: no race, and the table sweeps what

@@ -126,6 +126,24 @@ final class LegacyService {
         }
     }
 
+    /// Module-qualified names: `PromiseKit.` became `PromiseCore.`, the one edit besides the imports.
+    func qualifiedConfiguration() -> PromiseCore.PMKConfiguration {
+        let saved = PromiseCore.conf
+        PromiseCore.conf.Q.map = saved.Q.map
+        let _: PromiseCore.Promise<Int> = PromiseCore.Promise.value(1)
+        return saved
+    }
+
+    /// Log events as PromiseKit code builds them (a test double for a logger) and prints them.
+    func loggedLines(
+        _ events: [PromiseCore.LogEvent] = [
+            .waitOnMainThread, PromiseCore.LogEvent.pendingPromiseDeallocated, LogEvent.pendingGuaranteeDeallocated,
+            .cauterized(PMKError.badInput),
+        ]
+    ) -> [String] {
+        events.map { "\($0)" }
+    }
+
     func blocking() throws -> Int {
         let (promise, resolver) = Promise<Int>.pending()
         resolver.fulfill(1)

@@ -38,6 +38,16 @@ final class PromiseKitCompatibilityTests: XCTestCase {
         wait(for: [finished], timeout: 10)
     }
 
+    func testLogEventsAndQualifiedNamesAreAsInPromiseKit() {
+        let service = LegacyService()
+        XCTAssertEqual(
+            Array(service.loggedLines().prefix(3)),
+            ["waitOnMainThread", "pendingPromiseDeallocated", "pendingGuaranteeDeallocated"]
+        )
+        XCTAssertTrue(service.loggedLines()[3].hasPrefix("cauterized("))
+        XCTAssertEqual(service.qualifiedConfiguration().catchPolicy, conf.catchPolicy)
+    }
+
     func testErrorHandlingRunsCatchThenFinally() {
         let service = LegacyService()
         let finished = expectation(description: "finally")

@@ -93,21 +93,30 @@ package func runConcurrently(threads count: Int, _ body: @escaping @Sendable (In
 /// Records PromiseCore's log events. Installed once as `conf.logHandler` for the whole test process, so
 /// that no test has to change `conf` (tests run in parallel).
 package enum LogCapture {
+    /// An event, and the creation site the log handler could read while handling it.
+    package typealias Logged = (event: LogEvent, site: PromiseCreationSite?)
+
     private static let all = Shared<[LogEvent]>([])
-    @TaskLocal private static var scoped: Shared<[LogEvent]>?
+    @TaskLocal private static var scoped: Shared<[Logged]>?
 
     private static let installed: Bool = {
         conf.logHandler = { event in
             LogCapture.all.append(event)
-            LogCapture.scoped?.append(event)
+            LogCapture.scoped?.append((event, PromiseDiagnostics.loggedCreationSite))
         }
         return true
     }()
 
     /// The events logged synchronously, by this task, while `body` ran.
     package static func events(during body: () throws -> Void) rethrows -> [LogEvent] {
+        try eventsWithSites(during: body).map(\.event)
+    }
+
+    /// The events logged synchronously, by this task, while `body` ran, each with the creation site the log
+    /// handler read from `PromiseDiagnostics.loggedCreationSite`.
+    package static func eventsWithSites(during body: () throws -> Void) rethrows -> [Logged] {
         _ = installed
-        let events = Shared<[LogEvent]>([])
+        let events = Shared<[Logged]>([])
         try $scoped.withValue(events) { try body() }
         return events.current
     }

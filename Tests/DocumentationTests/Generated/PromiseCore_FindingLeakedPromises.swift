@@ -20,3 +20,15 @@ func checkRefreshLeavesNothingPending() throws {
     }
     _ = shown
 }
+
+// Docs/PromiseCore.docc/FindingLeakedPromises.md, block 2
+func installLeakLogger() {
+    conf.logHandler = { event in
+        switch event {
+        case .pendingPromiseDeallocated, .pendingGuaranteeDeallocated:
+            print("\(event) at \(PromiseDiagnostics.loggedCreationSite?.description ?? "an unrecorded site")")
+        default:
+            print(event)
+        }
+    }
+}
