@@ -161,23 +161,33 @@ extension Promise {
 }
 
 extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
-    /// `Promise(pending)`, `Promise(value)` or `Promise(error)`.
-    @inlinable
+    /// The state, as PromiseKit prints it: `Promise(…Int)` while pending, `Promise(3)`, `Promise(dummy)`.
+    ///
+    /// ```swift
+    /// print(Promise.value(3))   // Promise(3)
+    /// ```
     public var description: String {
         switch result {
-        case nil: return "Promise(pending)"
+        case nil: return "Promise(…\(T.self))"
         case .fulfilled(let value)?: return "Promise(\(value))"
         case .rejected(let error)?: return "Promise(\(error))"
         }
     }
 
-    /// Like ``description``, with the value type: `Promise<Int>.fulfilled(1)`.
-    @inlinable
+    /// The state with the value type, the handler count and the error's type, as PromiseKit prints it:
+    /// `Promise<Int>.pending(handlers: 0)`, `Promise<()>.fulfilled(())`, `Promise<String>.rejected(Error.dummy)`.
+    ///
+    /// ```swift
+    /// debugPrint(Promise<Int>.pending().promise)   // Promise<Int>.pending(handlers: 0)
+    /// ```
     public var debugDescription: String {
+        let (result, handlers): (Result<T>?, Int) = withStateLock {
+            (state.result, state.handlers.count)
+        }
         switch result {
-        case nil: return "Promise<\(T.self)>.pending"
+        case nil: return "Promise<\(T.self)>.pending(handlers: \(handlers))"
         case .fulfilled(let value)?: return "Promise<\(T.self)>.fulfilled(\(value))"
-        case .rejected(let error)?: return "Promise<\(T.self)>.rejected(\(error))"
+        case .rejected(let error)?: return "Promise<\(T.self)>.rejected(\(type(of: error)).\(error))"
         }
     }
 }

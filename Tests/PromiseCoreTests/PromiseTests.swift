@@ -68,10 +68,25 @@ import Testing
         #expect(throws: error) { try Promise<Int>(error: error).wait() }
     }
 
-    @Test func descriptionsNameTheState() {
-        #expect(Promise.value(1).description == "Promise(1)")
-        #expect(Promise<Int>.pending().promise.description == "Promise(pending)")
-        #expect(Promise.value(1).debugDescription == "Promise<Int>.fulfilled(1)")
+    /// Issue 14, item 3: PromiseKit 8.2's strings, which client tests and logs compare against.
+    @Test func descriptionsAreAsInPromiseKit() {
+        enum Error: Swift.Error { case dummy }
+        let (pending, resolver) = Promise<Int>.pending()
+        #expect(pending.description == "Promise(…Int)")
+        #expect(pending.debugDescription == "Promise<Int>.pending(handlers: 0)")
+        pending.pipe { _ in }
+        _ = pending.map(on: nil) { $0 }
+        #expect(pending.debugDescription == "Promise<Int>.pending(handlers: 2)")
+        resolver.fulfill(3)
+        #expect(pending.description == "Promise(3)")
+        #expect(pending.debugDescription == "Promise<Int>.fulfilled(3)")
+        #expect(Promise().debugDescription == "Promise<()>.fulfilled(())")
+        let rejected = Promise<String>(error: Error.dummy)
+        #expect(rejected.description == "Promise(dummy)")
+        #expect(rejected.debugDescription == "Promise<String>.rejected(Error.dummy)")
+        #expect("\(Promise.value(3))" == "Promise(3)")
+        // PromiseKit 8.2's Guarantee has no description of its own: the default, its type.
+        #expect("\(Guarantee.value(1))" == "PromiseCore.Guarantee<Swift.Int>")
     }
 
     @Test func firstResolutionWins() {

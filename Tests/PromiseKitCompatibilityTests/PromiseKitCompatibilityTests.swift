@@ -48,6 +48,17 @@ final class PromiseKitCompatibilityTests: XCTestCase {
         XCTAssertEqual(service.qualifiedConfiguration().catchPolicy, conf.catchPolicy)
     }
 
+    /// PromiseKit's own tests compare descriptions (its `PromiseTests.testDescription` and friends).
+    func testDescriptionsAreAsInPromiseKit() {
+        enum Error: Swift.Error { case dummy }
+        XCTAssertEqual("\(Promise<Int>.pending().promise)", "Promise(…Int)")
+        XCTAssertEqual(Promise<Int>.pending().promise.debugDescription, "Promise<Int>.pending(handlers: 0)")
+        XCTAssertEqual("\(Promise.value(3))", "Promise(3)")
+        XCTAssertEqual(Promise().debugDescription, "Promise<()>.fulfilled(())")
+        XCTAssertEqual("\(Promise<String>(error: Error.dummy))", "Promise(dummy)")
+        XCTAssertEqual(Promise<String>(error: Error.dummy).debugDescription, "Promise<String>.rejected(Error.dummy)")
+    }
+
     func testErrorHandlingRunsCatchThenFinally() {
         let service = LegacyService()
         let finished = expectation(description: "finally")

@@ -20,6 +20,9 @@ package struct HandlerList<T> {
     @inlinable
     var isEmpty: Bool { first == nil }
 
+    /// How many handlers are waiting.
+    var count: Int { first == nil ? 0 : 1 + rest.count }
+
     @inlinable
     mutating func append(_ handler: @escaping Handler<T>) {
         if first == nil {
