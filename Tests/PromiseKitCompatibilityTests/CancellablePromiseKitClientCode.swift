@@ -51,6 +51,11 @@ final class LegacyDownloader {
         })
     }
 
+    /// `isEnsured`: a fulfilled condition never cancels; one rejected before delivery does.
+    func ensured(condition: Promise<Void>) -> Promise<String> {
+        when(download("ensured", delay: 0.001), while: condition, isEnsured: true)
+    }
+
     func races() -> CancellablePromise<String> {
         let mirrors = [download("slow", delay: 5), download("fast", delay: 0.001)]
         let first = race(mirrors, autoCancel: true)

@@ -107,6 +107,16 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
         XCTAssertEqual(downloader.progress, ["cancelled file", "was cancelled"])
     }
 
+    func testAnEnsuredConditionThatFulfilledDoesNotCancel() {
+        let downloader = LegacyDownloader()
+        let finished = expectation(description: "ensured")
+        downloader.ensured(condition: Promise()).done { value in
+            XCTAssertEqual(value, "ensured")
+            finished.fulfill()
+        }.catch { XCTFail("\($0)") }
+        wait(for: [finished], timeout: 10)
+    }
+
     func testCancellingAVoidRecoveryStopsTheDownload() {
         let downloader = LegacyDownloader()
         let saved = downloader.saveIgnoringErrors("file")

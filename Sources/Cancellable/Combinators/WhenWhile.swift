@@ -2,9 +2,10 @@ public import PromiseCore
 
 /// Resolves like `promise`, unless `conditionPromise` rejects first: then it rejects with that error.
 ///
-/// The condition holds while `conditionPromise` is pending. With `isEnsured`, the condition must hold until
-/// `promise` resolves: if `conditionPromise` fulfills first, the result rejects with
-/// ``CancellablePromiseError/cancelled``.
+/// The condition holds while `conditionPromise` is pending or fulfilled: a fulfilled condition never ends the
+/// wait. With `isEnsured`, the condition is checked again when `promise`'s result is delivered (on
+/// `conf.Q.map`, as in CancellablePromiseKit): if `conditionPromise` has rejected by then — even in the same
+/// turn, just after `promise` fulfilled — the result rejects with ``CancellablePromiseError/cancelled``.
 ///
 /// ```swift
 /// let (screenVisible, screenClosed) = Promise<Void>.pending()
@@ -19,9 +20,10 @@ public func when<T>(
     follow(promise, while: conditionPromise, isEnsured: isEnsured) { _ in }
 }
 
-/// Resolves like `cancellablePromise`, unless `conditionPromise` rejects first (or, with `isEnsured`, fulfills
-/// first); with `autoCancel`, the condition ending first also cancels `cancellablePromise` — with the
-/// condition's reason if it rejected with a cancellation, with ``CancellationReason/lostRace`` otherwise.
+/// Resolves like `cancellablePromise`, unless `conditionPromise` rejects first (with `isEnsured`, or before the
+/// result is delivered); with `autoCancel`, the condition ending the wait also cancels `cancellablePromise` —
+/// with the condition's reason if it rejected with a cancellation, with ``CancellationReason/lostRace``
+/// otherwise. A fulfilled condition never ends the wait.
 ///
 /// ```swift
 /// when(download(url), while: viewIsVisible, autoCancel: true)   // leaving the view stops the download
@@ -46,17 +48,28 @@ private func follow<T>(
     conditionEnded: @escaping (_ error: Error) -> Void
 ) -> Promise<T> {
     let result = Promise<T>(state: nil)
-    promise.pipe(to: result.resolveInHandler)
-    conditionPromise.pipe { condition in
-        let outcome: Result<T>
-        switch condition {
-        case .rejected(let error):
-            outcome = .rejected(error)
-        case .fulfilled:
-            guard isEnsured else { return }
-            outcome = .rejected(CancellablePromiseError.cancelled)
+    if isEnsured {
+        // CancellablePromiseKit checks the condition where the result is delivered, on `conf.Q.map`.
+        let queue = conf.Q.map
+        promise.pipe { outcome in
+            dispatch(on: queue, flags: nil) {
+                guard case .rejected? = conditionPromise.result else {
+                    result.resolveInHandler(outcome)
+                    return
+                }
+                if result.resolve(.rejected(CancellablePromiseError.cancelled), inHandler: true) {
+                    conditionEnded(CancellablePromiseError.cancelled)
+                }
+            }
         }
-        if result.resolve(outcome, inHandler: true), case .rejected(let error) = outcome {
+    } else {
+        promise.pipe(to: result.resolveInHandler)
+    }
+    conditionPromise.pipe { condition in
+        // A fulfilled condition never ends the wait; a rejected one ends it only while the work is pending (once
+        // the work has resolved, an ensured result's delivery checks the condition itself).
+        guard case .rejected(let error) = condition, promise.isPending else { return }
+        if result.resolve(.rejected(error), inHandler: true) {
             conditionEnded(error)
         }
     }
