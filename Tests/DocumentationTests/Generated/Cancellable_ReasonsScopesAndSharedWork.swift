@@ -36,11 +36,38 @@ func sharedDownload(_ download: CancellablePromise<Data>) {
 }
 
 // Docs/Cancellable.docc/ReasonsScopesAndSharedWork.md, block 3
+final class DownloadCenter {
+    let download: CancellablePromise<Data>
+    init(download: CancellablePromise<Data>) { self.download = download }
+}
+
+final class ListScreen {
+    private let scope = CancelScope(cancelsOnDeinit: true)
+
+    init(center: DownloadCenter) {
+        // The scope holds this screen's branch, not the shared download.
+        scope.add(center.download.done { show("\($0.count) bytes") }.catch { show($0) })
+    }
+
+    func close() { scope.cancelAll() }   // the download keeps running if the detail screen still wants it
+}
+
+final class DetailScreen {
+    private var branch: CancellablePromise<Void>?
+
+    init(center: DownloadCenter) {
+        branch = center.download.done { show($0) }
+    }
+
+    func close() { branch?.cancel() }
+}
+
+// Docs/Cancellable.docc/ReasonsScopesAndSharedWork.md, block 4
 final class SearchScreen {
     private let scope = CancelScope(cancelsOnDeinit: true)
 
     func search(_ query: String) {
         scope.cancelAll(reason: .superseded)   // the previous query's work stops
-        scope.add(slowAnswer()).done { show($0) }.catch { show($0) }
+        scope.add(slowAnswer().done { show($0) }.catch { show($0) })
     }
 }
