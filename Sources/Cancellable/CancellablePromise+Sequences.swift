@@ -124,10 +124,7 @@ extension CancellablePromise where T: Collection {
     /// search(query).firstValue.done { open($0) }
     /// ```
     public var firstValue: CancellablePromise<T.Iterator.Element> {
-        map(on: nil) { collection in
-            guard let first = collection.first else { throw PMKError.emptySequence }
-            return first
-        }
+        map(on: nil) { try $0.firstElement() }
     }
 
     /// The first element that passes `test`; rejects with `PMKError.emptySequence` if none does. The chain
@@ -141,10 +138,7 @@ extension CancellablePromise where T: Collection {
         flags: DispatchWorkItemFlags? = nil,
         where test: @escaping (T.Iterator.Element) -> Bool
     ) -> CancellablePromise<T.Iterator.Element> {
-        map(on: on, flags: flags) { collection in
-            guard let first = collection.first(where: test) else { throw PMKError.emptySequence }
-            return first
-        }
+        map(on: on, flags: flags) { try $0.firstElement(where: test) }
     }
 
     /// The last element; rejects with `PMKError.emptySequence` if there is none. The chain stays cancellable.
@@ -153,13 +147,6 @@ extension CancellablePromise where T: Collection {
     /// fetchMessages().lastValue.done { scroll(to: $0) }
     /// ```
     public var lastValue: CancellablePromise<T.Iterator.Element> {
-        map(on: nil) { collection in
-            var last: T.Iterator.Element?
-            for element in collection {
-                last = element
-            }
-            guard let last else { throw PMKError.emptySequence }
-            return last
-        }
+        map(on: nil) { try $0.lastElement() }
     }
 }

@@ -98,10 +98,7 @@ extension Thenable where T: Collection {
     /// search(query).firstValue.done { open($0) }
     /// ```
     public var firstValue: Promise<T.Iterator.Element> {
-        map(on: nil) { collection in
-            guard let first = collection.first else { throw PMKError.emptySequence }
-            return first
-        }
+        map(on: nil) { try $0.firstElement() }
     }
 
     /// The first element that passes `test`; rejects with ``PMKError/emptySequence`` if none does.
@@ -110,21 +107,30 @@ extension Thenable where T: Collection {
         flags: DispatchWorkItemFlags? = nil,
         where test: @escaping (T.Iterator.Element) -> Bool
     ) -> Promise<T.Iterator.Element> {
-        map(on: on, flags: flags) { collection in
-            guard let first = collection.first(where: test) else { throw PMKError.emptySequence }
-            return first
-        }
+        map(on: on, flags: flags) { try $0.firstElement(where: test) }
     }
 
     /// The last element; rejects with ``PMKError/emptySequence`` if there is none.
     public var lastValue: Promise<T.Iterator.Element> {
-        map(on: nil) { collection in
-            var last: T.Iterator.Element?
-            for element in collection {
-                last = element
-            }
-            guard let last else { throw PMKError.emptySequence }
-            return last
+        map(on: nil) { try $0.lastElement() }
+    }
+}
+
+extension Collection {
+    /// The first element that passes `test` (the first element, by default); throws ``PMKError/emptySequence``
+    /// if none does. What `firstValue` resolves with, for plain and cancellable promises alike.
+    package func firstElement(where test: (Element) -> Bool = { _ in true }) throws -> Element {
+        guard let first = first(where: test) else { throw PMKError.emptySequence }
+        return first
+    }
+
+    /// The last element; throws ``PMKError/emptySequence`` if there is none. What `lastValue` resolves with.
+    package func lastElement() throws -> Element {
+        var last: Element?
+        for element in self {
+            last = element
         }
+        guard let last else { throw PMKError.emptySequence }
+        return last
     }
 }
