@@ -51,8 +51,11 @@ public final class CancelScope: Sendable {
     /// ```
     @discardableResult
     public func add<T>(_ promise: CancellablePromise<T>) -> CancellablePromise<T> {
-        let handle = promise.handle
-        members.track({ handle.cancel(reason: $0) }, until: promise.promise)
+        // A hold, not the promise: while the scope has it, it can be cancelled, so its votes on a shared upstream
+        // promise stand even if nobody else holds it; but its box (and what its handlers capture, often the
+        // scope's owner) is not kept alive.
+        let hold = CancelHold(promise)
+        members.track({ hold.cancel(reason: $0) }, until: promise.promise)
         return promise
     }
 

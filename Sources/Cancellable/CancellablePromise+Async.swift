@@ -8,11 +8,11 @@ extension CancellablePromise {
     /// task.cancel()   // the download stops; the await throws CancellablePromiseError.cancelled
     /// ```
     public func async() async throws -> T {
-        let handle = UncheckedSendable(self.handle)
+        let cancellable = UncheckedSendable(self)
         return try await withTaskCancellationHandler {
             try await promise.async()
         } onCancel: {
-            handle.value.cancel()
+            cancellable.value.cancel()
         }
     }
 

@@ -21,7 +21,10 @@ extension CancellablePromise {
         _ body: @escaping (Error) -> Void
     ) -> CancellableFinalizer {
         let finalizer = promise.catch(on: on, flags: flags, policy: policy, body)
-        let chain = handle
+        // While someone holds the finalizer, the chain can be cancelled through it: it holds the last link, so the
+        // link's votes upstream stand (but not its box: a `catch` body that captures the finalizer's owner
+        // closes no cycle).
+        let chain = CancelHold(self)
         return CancellableFinalizer(finalizer) { chain.cancel(reason: $0) }
     }
 

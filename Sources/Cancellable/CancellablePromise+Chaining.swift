@@ -176,7 +176,7 @@ extension CancellablePromise {
         runsAfterCancel: Bool = false,
         _ handle: @escaping (Result<T>, LinkSink<U>) throws -> Void
     ) -> CancellablePromise<U> {
-        let link = CancellablePromise<U>(callbacks: OnCancelList(self.handle.addConsumer()))
+        let link = CancellablePromise<U>(callbacks: OnCancelList(.vote(self.handle.addConsumer())))
         let sink = link.sink
         promise.pipe { result in
             let hops: Bool

@@ -33,11 +33,15 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @usableFromInline
     let handle: CancelHandle<T>
 
-    /// A pending cancellable promise that runs `callbacks` if it is cancelled.
+    /// A pending cancellable promise that runs `callbacks` if it is cancelled — and, with
+    /// `cancelsCallbacksOnResolution` (an `autoCancel` combinator), also when it resolves, with
+    /// ``CancellationReason/lostRace``.
     @inlinable
-    init(callbacks: OnCancelList = OnCancelList()) {
+    init(callbacks: OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
         promise = Promise(state: nil)
-        handle = CancelHandle(state: LockedCancellationState(CancellationState(callbacks: callbacks)), box: promise)
+        var state = CancellationState(callbacks: callbacks)
+        state.cancelsCallbacksOnResolution = cancelsCallbacksOnResolution
+        handle = CancelHandle(state: LockedCancellationState(state), box: promise)
     }
 
     /// A pending cancellable promise made by one of the public initialisers or `pending()`, created at
@@ -46,6 +50,14 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     convenience init(callbacks: OnCancelList = OnCancelList(), file: StaticString, line: UInt) {
         self.init(callbacks: callbacks)
         promise.recordCreation(file: file, line: line)
+    }
+
+    // Nobody can call `cancel()` on this promise or attach a link to it any more. If no consumer that can cancel
+    // it is left either, it is orphaned: it withdraws its own votes upstream (a dropped branch does not keep
+    // shared work alive). Its cancel handlers stay until it resolves: they may own the work.
+    deinit {
+        let action = handle.state.withLock { $0.holderReleased() }
+        handle.carryOut(consume action)
     }
 
     /// An already-resolved cancellable promise.
@@ -151,9 +163,10 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         follow(promise)
     }
 
-    /// Makes a cancellable promise from a body that receives a `cancelPromise`: it never fulfills, and
-    /// rejects with ``CancellablePromiseError/cancelled`` when this promise is cancelled (the error's
-    /// `reason` is the cancellation's).
+    /// Makes a cancellable promise from a body that receives a `cancelPromise`: it rejects with
+    /// ``CancellablePromiseError/cancelled`` when this promise is cancelled (the error's `reason` is the
+    /// cancellation's), and fulfills once this promise can no longer be cancelled — it resolved, or it was
+    /// released while pending (nobody holds it or a link built on it) — so that nothing waits on it forever.
     ///
     /// ```swift
     /// CancellablePromise<Data>(wrapper: { cancelPromise in
@@ -165,13 +178,9 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         line: UInt = #line,
         wrapper body: (_ cancelPromise: Promise<Void>) -> Promise<T>
     ) {
-        let cancelPromise = Promise<Void>(state: nil)
-        self.init(
-            callbacks: OnCancelList { cancelPromise.resolve(.rejected(CancellablePromiseError(reason: $0))) },
-            file: file,
-            line: line
-        )
-        follow(body(cancelPromise))
+        let cancelPromise = CancelPromise()
+        self.init(callbacks: OnCancelList(.cancelPromise(cancelPromise)), file: file, line: line)
+        follow(body(cancelPromise.promise))
     }
 
     /// Makes a pending cancellable promise and the resolver that settles it. Cancelling it only rejects it.
@@ -316,6 +325,23 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     func follow<U: Thenable>(_ thenable: U) where U.T == T {
         sink.follow(thenable, inHandler: false)
+    }
+}
+
+/// The `cancelPromise` of ``CancellablePromise/init(file:line:wrapper:)``: rejected when the cancellable promise
+/// is cancelled; fulfilled when its cancel callback is released uncalled (the cancellable promise resolved, or
+/// nobody can cancel it any more), as CancellablePromiseKit fulfils it when the cancellable promise is released.
+@usableFromInline
+final class CancelPromise {
+    let promise = Promise<Void>(state: nil)
+
+    @usableFromInline
+    func reject(_ reason: CancellationReason) {
+        promise.resolve(.rejected(CancellablePromiseError(reason: reason)))
+    }
+
+    deinit {
+        promise.resolve(.fulfilled(()))  // ignored if rejected already
     }
 }
 

@@ -19,8 +19,10 @@ extension CancellablePromise {
     /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
     /// pending; an infinite one never times out.
     public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
+        // The vote is in the limited promise's callbacks and in the timer: releasing the limited promise does not
+        // withdraw it while the timer can still cast it.
         let cancelUpstream = handle.addConsumer()
-        let limited = CancellablePromise<T>(callbacks: OnCancelList(cancelUpstream))
+        let limited = CancellablePromise<T>(callbacks: OnCancelList(.vote(cancelUpstream)))
         limited.follow(promise)
         // The timer owns what it must act on — the limited promise's sink and this promise — until either the
         // deadline passes or the limited promise resolves; then it lets go, however long the timer itself
@@ -30,7 +32,7 @@ extension CancellablePromise {
             // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
             // work has already been cancelled (and its cancellation cannot win over the timeout).
             _ = sink.resolve(.rejected(TimeoutError(seconds: seconds)), inHandler: false) {
-                cancelUpstream(.timeout)
+                cancelUpstream.cast(.timeout)
             }
         }
         guard seconds > 0 else {

@@ -49,7 +49,7 @@ import Testing
         #expect(promise.isCancelled)
     }
 
-    @Test func wrapperCancelPromiseNeverFulfillsAndIsNotReportedWhenDropped() {
+    @Test func wrapperCancelPromiseFulfillsOnceThePromiseResolves() {
         let events = LogCapture.events {
             var cancelPromise: Promise<Void>?
             let promise = CancellablePromise<Int>(wrapper: { cancel in
@@ -57,9 +57,50 @@ import Testing
                 return .value(1)
             })
             #expect(promise.value == 1)
-            #expect(cancelPromise?.isPending == true)
+            #expect(cancelPromise?.isFulfilled == true, "it can no longer be cancelled")
         }
         #expect(events.isEmpty)
+    }
+
+    /// Issue 14, item 4: as in CancellablePromiseKit, a wrapper released while pending fulfils its
+    /// `cancelPromise`, so that chains waiting on it end instead of dangling.
+    @Test func wrapperCancelPromiseFulfillsWhenThePromiseIsReleasedWhilePending() {
+        let (work, _) = Promise<Int>.pending()
+        let ended = Shared(0)
+        var cancelPromise: Promise<Void>?
+        do {
+            _ = CancellablePromise<Int>(wrapper: { cancel in
+                cancelPromise = cancel
+                cancel.ensure(on: nil) { ended.increment() }.cauterize()
+                return when(work, while: cancel)
+            })
+        }
+        #expect(cancelPromise?.isFulfilled == true)
+        #expect(ended.current == 1)
+    }
+
+    @Test func wrapperCancelPromiseStaysPendingWhileALinkCanStillCancelIt() {
+        let (work, _) = Promise<Int>.pending()
+        var cancelPromise: Promise<Void>?
+        var link: CancellablePromise<Int>? = CancellablePromise<Int>(wrapper: { cancel in
+            cancelPromise = cancel
+            return when(work, while: cancel)
+        }).map(on: nil) { $0 }
+        #expect(cancelPromise?.isPending == true, "the wrapper can still be cancelled through the link")
+        link?.cancel()
+        #expect(cancelPromise?.isRejected == true)
+        link = nil
+        #expect(cancelPromise?.isRejected == true, "a rejected cancelPromise stays rejected")
+
+        var cancelPromise2: Promise<Void>?
+        var link2: CancellablePromise<Int>? = CancellablePromise<Int>(wrapper: { cancel in
+            cancelPromise2 = cancel
+            return when(work, while: cancel)
+        }).map(on: nil) { $0 }
+        #expect(cancelPromise2?.isPending == true)
+        link2 = nil
+        #expect(cancelPromise2?.isFulfilled == true, "released with the last link that could cancel it")
+        #expect(link2 == nil)
     }
 
     @Test func pendingValueAndErrorFactories() {

@@ -57,14 +57,15 @@ import Testing
         #expect(late.isCancelled)
     }
 
-    @Test func aBranchThatIsNeverCancelledKeepsTheWorkAlive() {
+    @Test func aHeldBranchThatIsNeverCancelledKeepsTheWorkAlive() {
         let (shared, resolver, cancels) = CancellationSemanticsTests.work()
-        _ = shared.done(on: nil) { _ in }  // a consumer nobody holds: it still wants the result
+        let shown = shared.done(on: nil) { _ in }  // held: it can still cancel, so it still wants the result
         let other = shared.map(on: nil) { $0 }
         other.cancel()
         #expect(cancels.current == 0)
         resolver.fulfill(2)
         #expect(shared.value == 2)
+        #expect(shown.isFulfilled)
     }
 
     @Test func nestedBranchesCountPerLevel() {

@@ -108,6 +108,24 @@ final class LegacyDownloader {
         return saved
     }
 
+    /// A side branch whose result is dropped, as CancellablePromiseKit code writes side effects (issue 14,
+    /// item 8): it does not keep the download alive once the screen's own chain is cancelled.
+    func downloadWithSpinner(_ name: String) -> CancellablePromise<Int> {
+        let download = self.download(name, delay: 5)
+        _ = download.ensure { self.record("spinner stopped") }
+        return download.map { $0.count }
+    }
+
+    /// The wrapper pattern, released while pending (issue 14, item 4): its `cancelPromise` is fulfilled, so what
+    /// waits on it ends.
+    func abandonedWrapper(whenReleased: @escaping () -> Void) {
+        let (never, _) = Promise<String>.pending()
+        _ = CancellablePromise<String>(wrapper: { cancelPromise in
+            cancelPromise.done { whenReleased() }.cauterize()
+            return when(never, while: cancelPromise)
+        })
+    }
+
     func stop(_ promise: CancellablePromise<String>) {
         promise.cancel()
         _ = promise.isCancelled

@@ -125,6 +125,24 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
         XCTAssertEqual(downloader.progress, ["cancelled file"])
     }
 
+    func testADroppedSideBranchDoesNotKeepTheDownloadAlive() {
+        let downloader = LegacyDownloader()
+        let count = downloader.downloadWithSpinner("file")
+        let stopped = expectation(description: "spinner")
+        count.ensure { stopped.fulfill() }.cauterize()
+        count.cancel()
+        XCTAssertEqual(downloader.progress, ["cancelled file"])
+        wait(for: [stopped], timeout: 10)
+        XCTAssertEqual(downloader.progress, ["cancelled file", "spinner stopped"])
+    }
+
+    func testAWrapperReleasedWhilePendingFulfilsItsCancelPromise() {
+        let downloader = LegacyDownloader()
+        let released = expectation(description: "released")
+        downloader.abandonedWrapper { released.fulfill() }
+        wait(for: [released], timeout: 10)
+    }
+
     func testChainsCombinationsAndWrappers() {
         let downloader = LegacyDownloader()
         let finished = expectation(description: "chains")

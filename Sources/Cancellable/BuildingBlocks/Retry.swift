@@ -123,7 +123,8 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         }
         if let cancellable = next as? CancellablePromise<U.T> {
             // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
-            install(cancellable.handle.addConsumer())
+            let vote = cancellable.handle.addConsumer()
+            install { vote.cast($0) }
         }
         next.pipe { result in
             switch result {

@@ -15,17 +15,17 @@ func combine<T, C: Thenable>(
     autoCancel: Bool,
     _ core: C
 ) -> CancellablePromise<C.T> {
-    let combined = CancellablePromise<C.T>()
+    // With autoCancel the combinator's cancel callbacks are its votes on its inputs: cast when it is cancelled
+    // (its reason) or when it resolves (`.lostRace`), withdrawn if it is released while pending and nobody can
+    // cancel it any more. Votes, not the inputs: the inputs' boxes lead to this box, so holding them here would
+    // close a cycle that an abandoned pending race could never leave.
+    var votes = OnCancelList()
     if autoCancel {
-        // Handles, not the inputs: the inputs' boxes lead to this box, so holding them here would close a
-        // cycle that an abandoned pending race could never leave.
-        let cancelInputs = inputs.map { $0.handle.addConsumer() }
-        combined.onResolution { reason in
-            for cancelInput in cancelInputs {
-                cancelInput(reason)
-            }
+        for input in inputs {
+            votes.append(.vote(input.handle.addConsumer()))
         }
     }
+    let combined = CancellablePromise<C.T>(callbacks: votes, cancelsCallbacksOnResolution: autoCancel)
     combined.follow(core)
     return combined
 }

@@ -46,7 +46,8 @@ where Base.Element == CancellablePromise<T> {
     mutating func next() -> CancellablePromise<T>? {
         guard !inFlight.isClosed, let promise = base.next() else { return nil }
         // If the outcome was decided while `base` made it, `track` cancels it at once.
-        inFlight.track(promise.handle.addConsumer(), until: promise.promise)
+        let vote = promise.handle.addConsumer()
+        inFlight.track({ vote.cast($0) }, until: promise.promise)
         return promise
     }
 }

@@ -36,7 +36,7 @@ public func when<T>(
 ) -> Promise<T> {
     let cancelWork = autoCancel ? cancellablePromise.handle.addConsumer() : nil
     return follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) { error in
-        cancelWork?(error.cancellationReason ?? .lostRace)
+        cancelWork?.cast(error.cancellationReason ?? .lostRace)
     }
 }
 

@@ -26,15 +26,13 @@ struct CancelHandle<T> {
         carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
     }
 
-    /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, an
-    /// `autoCancel` combinator) and returns what that consumer calls, at most once, to cancel: the promise
-    /// is cancelled when every consumer counted so far has cancelled (Docs/Design/0003, "Several consumers").
+    /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, a timeout, an
+    /// `autoCancel` combinator) and returns its vote: casting it cancels the promise once every consumer counted
+    /// so far has cancelled or been released; releasing it uncast withdraws it (Docs/Design/0003, "Several
+    /// consumers").
     @inlinable
-    func addConsumer() -> CancellationState.OnCancel {
-        state.withLock { $0.addConsumer() }
-        return { reason in
-            _ = self.carryOut(self.state.withLock { $0.consumerCancelled(reason: reason) }, reason: reason)
-        }
+    func addConsumer() -> ConsumerVote {
+        ConsumerVoteOn(self, counted: state.withLock { $0.addConsumer() })
     }
 
     /// Carries out what the state machine decided: a cancellation rejects the box now and hands the callbacks
@@ -59,9 +57,104 @@ struct CancelHandle<T> {
     /// Runs `callback` if the promise is cancelled while pending, at once if it is cancelled already.
     @inlinable
     func add(_ callback: @escaping CancellationState.OnCancel) {
-        if case .runNow(let reason) = state.withLock({ $0.add(callback) }) {
+        if case .runNow(let reason) = state.withLock({ $0.add(.action(callback)) }) {
             callback(reason)
         }
+    }
+
+    /// Carries out what a withdrawn vote or a released object led to (rare: not inlined). The caller hands over
+    /// its only reference (`consume`): orphaned callbacks go to the release loop whole, so that what they release
+    /// in turn (the votes upstream) is released by the loop, not by nested deinits.
+    @usableFromInline
+    func carryOut(_ action: consuming CancellationState.ReleaseAction) {
+        if case .none = action { return }
+        if case .cancel(let callbacks, let reason) = action {
+            _ = carryOut(.cancel(callbacks), reason: reason)
+            return
+        }
+        releaseWithoutRecursion(consume action)
+    }
+}
+
+/// What a ``CancelScope`` or a ``CancellableFinalizer`` holds to cancel a promise directly. While it lives, the
+/// promise counts as held — it can still be cancelled — like a promise whose object someone holds; unlike the
+/// object, it does not keep the promise's box (and the handlers, and what they capture) alive.
+final class CancelHold<T> {
+    let handle: CancelHandle<T>
+    private let counted: Bool
+
+    init(_ promise: CancellablePromise<T>) {
+        handle = promise.handle
+        counted = handle.state.withLock { $0.addHolder() }
+    }
+
+    /// Cancels the promise, whoever else consumes it.
+    @discardableResult
+    func cancel(reason: CancellationReason) -> Bool {
+        handle.cancel(reason: reason)
+    }
+
+    deinit {
+        guard counted else { return }
+        let action = handle.state.withLock { $0.holderReleased() }
+        handle.carryOut(consume action)
+    }
+}
+
+/// A consumer's say in cancelling an upstream promise. Casting it (``cast(_:)``) counts the consumer as
+/// cancelled; releasing it uncast withdraws it, as if the consumer had never attached — unless every other
+/// consumer has cancelled, in which case the upstream promise is cancelled then.
+///
+/// A link's vote on its upstream lives in the link's cancel callbacks, so it is released — withdrawn — when the
+/// link resolves or when nobody can cancel the link any more (its object and every consumer of it released):
+/// a branch dropped at once does not keep shared work alive.
+@usableFromInline
+class ConsumerVote {
+    @usableFromInline
+    init() {}
+
+    /// Counts this consumer as cancelled, for `reason`; the upstream promise is cancelled if it was the last.
+    @usableFromInline
+    func cast(_ reason: CancellationReason) {}
+}
+
+/// A vote on a `CancellablePromise<T>`.
+@usableFromInline
+final class ConsumerVoteOn<T>: ConsumerVote {
+    @usableFromInline
+    let handle: CancelHandle<T>
+    /// Whether the vote was cast, withdrawn, or never counted; only touched under the upstream state's lock.
+    @usableFromInline
+    var isSettled: Bool
+
+    @inlinable
+    init(_ handle: CancelHandle<T>, counted: Bool) {
+        self.handle = handle
+        isSettled = !counted
+    }
+
+    @inlinable
+    override func cast(_ reason: CancellationReason) {
+        let action = handle.state.withLock { state -> CancellationState.CancelAction in
+            // A vote that was not counted (or cast already) changes no count, but makes sure a cancellation
+            // already decided has rejected the box before this returns.
+            guard !isSettled else {
+                if case .pending = state.state { return .otherConsumersRemain }
+                return state.cancel(reason: reason)
+            }
+            isSettled = true
+            return state.consumerCancelled(reason: reason)
+        }
+        _ = handle.carryOut(action, reason: reason)
+    }
+
+    deinit {
+        let action = handle.state.withLock { state -> CancellationState.ReleaseAction in
+            guard !isSettled else { return .none }
+            isSettled = true
+            return state.consumerReleased()
+        }
+        handle.carryOut(consume action)
     }
 }
 
@@ -95,13 +188,20 @@ struct LinkSink<U> {
     @inlinable
     @discardableResult
     func resolve(_ result: Result<U>, inHandler: Bool = true, beforeResolving: () -> Void = {}) -> Bool {
-        guard case .resolve(let released) = state.withLock({ $0.resolve() }) else {
+        switch state.withLock({ $0.resolve() }) {
+        case .resolve(let released):
+            beforeResolving()
+            box.resolve(result, inHandler: inHandler)
+            withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
+            return true
+        case .resolveThenCancelInputs(let votes):
+            beforeResolving()
+            box.resolve(result, inHandler: inHandler)
+            CancelPropagation.current.run(votes, reason: .lostRace)
+            return true
+        case .ignore:
             return false
         }
-        beforeResolving()
-        box.resolve(result, inHandler: inHandler)
-        withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
-        return true
     }
 
     /// Whether `thenable` is this very promise (a body returning the promise its link produced).
@@ -119,8 +219,8 @@ struct LinkSink<U> {
     func follow<V: Thenable>(_ thenable: V, inHandler: Bool = true) where V.T == U {
         if let cancellable = thenable as? CancellablePromise<U> {
             let cancelInner = cancellable.handle.addConsumer()
-            if case .runNow(let reason) = state.withLock({ $0.add(cancelInner) }) {
-                cancelInner(reason)
+            if case .runNow(let reason) = state.withLock({ $0.add(.vote(cancelInner)) }) {
+                cancelInner.cast(reason)
             }
         }
         thenable.pipe { self.resolve($0, inHandler: inHandler) }

@@ -20,7 +20,7 @@ import PromiseCore
 @usableFromInline
 struct CancelPropagation {
     fileprivate struct Item {
-        let callback: CancellationState.OnCancel
+        let callback: OnCancelEntry
         let reason: CancellationReason
     }
 
@@ -49,7 +49,7 @@ struct CancelPropagation {
         guard !state.pointee.isRunning else { return }
         state.pointee.isRunning = true
         while let item = state.pointee.stack.popLast() {
-            item.callback(item.reason)
+            item.callback.run(item.reason)
         }
         state.pointee.isRunning = false
     }

@@ -41,6 +41,9 @@ struct CancellationState {
     enum ResolveAction {
         /// This result wins: resolve the box with it; `released` is dropped after the lock is released.
         case resolve(released: OnCancelList)
+        /// This result wins and the promise is an `autoCancel` combinator: resolve the box, then run `callbacks`
+        /// (its votes on its inputs) with ``CancellationReason/lostRace``.
+        case resolveThenCancelInputs(OnCancelList)
         /// The promise was cancelled or resolved already; drop the result.
         case ignore
     }
@@ -51,29 +54,53 @@ struct CancellationState {
         case stored
         /// The promise is already cancelled, for this reason: run the callback now.
         case runNow(CancellationReason)
-        /// The promise resolved: the callback will never be needed.
+        /// The promise resolved, or nobody can cancel it any more: the callback will never be needed.
         case discard
+    }
+
+    /// What a withdrawn vote, or the release of the promise object, leads to.
+    @usableFromInline
+    enum ReleaseAction {
+        /// Nothing: someone can still cancel the promise, or it is settled.
+        case none
+        /// Every consumer left has cancelled: cancel the promise for the last one's reason.
+        case cancel(OnCancelList, CancellationReason)
+        /// Nobody can cancel the promise any more: release `entries` — its votes upstream (which withdraws them)
+        /// and a wrapper's `cancelPromise` (which fulfils it) — in the release loop. Cancel handlers stay until
+        /// the promise resolves: they may own the work (a timer, a task) that will resolve it.
+        case orphaned(OnCancelList)
     }
 
     @usableFromInline
     var state: State
-    /// The callbacks, while pending; moved out when the state leaves `pending`.
+    /// The callbacks, while pending; moved out when the state leaves `pending` or nobody can cancel it any more.
     @usableFromInline
     var callbacks: OnCancelList
-    /// How many downstream consumers that can cancel this promise have attached (links, followers,
-    /// `autoCancel` combinators), and how many of them have cancelled. A consumer's cancellation cancels the
-    /// promise only once every consumer attached so far has cancelled.
+    /// How many consumers' votes are outstanding: consumers that can cancel this promise (links, followers,
+    /// timeouts, `autoCancel` combinators) and have neither cancelled nor been released. When the last one
+    /// leaves, the promise is cancelled if any consumer cancelled (``lastVote``).
     @usableFromInline
-    var consumers: UInt32
+    var liveVotes: UInt32
+    /// The reason of the last consumer that cancelled, while others remain.
     @usableFromInline
-    var cancelledConsumers: UInt32
+    var lastVote: CancellationReason?
+    /// How many holders can still cancel the promise directly: its `CancellablePromise` object, while alive
+    /// (its owner can call `cancel()` or attach links), and the ``CancelHold``s of scopes and finalizers.
+    @usableFromInline
+    var holders: UInt32
+    /// Whether this promise cancels its callbacks (its votes on its inputs) when it resolves: an `autoCancel`
+    /// combinator.
+    @usableFromInline
+    var cancelsCallbacksOnResolution: Bool
 
     @inlinable
     init(callbacks: OnCancelList = OnCancelList()) {
         state = .pending
         self.callbacks = callbacks
-        consumers = 0
-        cancelledConsumers = 0
+        liveVotes = 0
+        lastVote = nil
+        holders = 1
+        cancelsCallbacksOnResolution = false
     }
 
     /// Why the promise was cancelled, if `cancel()` won.
@@ -89,21 +116,67 @@ struct CancellationState {
         cancellationReason != nil
     }
 
-    /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)``.
+    /// Whether the promise is pending and nobody can cancel it any more: its object is released and no consumer
+    /// that could cancel it is left.
     @inlinable
-    mutating func addConsumer() {
-        if case .pending = state {
-            consumers &+= 1
-        }
+    var isOrphaned: Bool {
+        guard case .pending = state else { return false }
+        return holders == 0 && liveVotes == 0
     }
 
-    /// One consumer cancelled: cancels the promise if it was the last one still wanting the result.
+    /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)`` or leave through
+    /// ``consumerReleased()``.
+    ///
+    /// - Returns: whether the vote counts (the promise is pending); a vote that does not count changes nothing.
+    @inlinable
+    mutating func addConsumer() -> Bool {
+        guard case .pending = state else { return false }
+        liveVotes &+= 1
+        return true
+    }
+
+    /// One counted consumer cancelled: cancels the promise if it was the last one still wanting the result.
     @inlinable
     mutating func consumerCancelled(reason: CancellationReason) -> CancelAction {
         guard case .pending = state else { return cancel(reason: reason) }
-        cancelledConsumers &+= 1
-        guard cancelledConsumers >= consumers else { return .otherConsumersRemain }
+        liveVotes &-= 1
+        guard liveVotes == 0 else {
+            lastVote = reason
+            return .otherConsumersRemain
+        }
         return cancel(reason: reason)
+    }
+
+    /// One counted consumer was released without cancelling: nobody can cancel through it any more. If every
+    /// other consumer has cancelled, the promise is cancelled now; if nobody at all can cancel it, it is orphaned.
+    @inlinable
+    mutating func consumerReleased() -> ReleaseAction {
+        guard case .pending = state else { return .none }
+        liveVotes &-= 1
+        guard liveVotes == 0 else { return .none }
+        if let reason = lastVote {
+            guard case .cancel(let callbacks) = cancel(reason: reason) else { return .none }
+            return .cancel(callbacks, reason)
+        }
+        return holders == 0 ? .orphaned(takeReleasedWhenOrphaned()) : .none
+    }
+
+    /// Counts a holder that can cancel the promise directly (a ``CancelHold``).
+    ///
+    /// - Returns: whether the hold counts (the promise is pending).
+    @inlinable
+    mutating func addHolder() -> Bool {
+        guard case .pending = state else { return false }
+        holders &+= 1
+        return true
+    }
+
+    /// A holder was released — the `CancellablePromise` object was deallocated, or a ``CancelHold`` — : if no
+    /// other holder and no consumer can cancel the promise, it is orphaned.
+    @inlinable
+    mutating func holderReleased() -> ReleaseAction {
+        holders &-= 1
+        return isOrphaned && !callbacks.isEmpty ? .orphaned(takeReleasedWhenOrphaned()) : .none
     }
 
     @inlinable
@@ -124,16 +197,18 @@ struct CancellationState {
         switch state {
         case .pending:
             state = .resolved
-            return .resolve(released: takeCallbacks())
+            return cancelsCallbacksOnResolution
+                ? .resolveThenCancelInputs(takeCallbacks()) : .resolve(released: takeCallbacks())
         case .cancelled, .resolved:
             return .ignore
         }
     }
 
     @inlinable
-    mutating func add(_ callback: @escaping OnCancel) -> AddAction {
+    mutating func add(_ callback: OnCancelEntry) -> AddAction {
         switch state {
         case .pending:
+            if isOrphaned, !callback.isKeptWhenOrphaned { return .discard }
             callbacks.append(callback)
             return .stored
         case .cancelled(let reason):
@@ -150,16 +225,63 @@ struct CancellationState {
         swap(&taken, &callbacks)
         return taken
     }
+
+    /// Moves out the entries an orphaned promise no longer needs (rare: not inlined). An `autoCancel`
+    /// combinator keeps its votes: it casts them itself when its outcome is decided.
+    @usableFromInline
+    mutating func takeReleasedWhenOrphaned() -> OnCancelList {
+        guard !cancelsCallbacksOnResolution else { return OnCancelList() }
+        var all = takeCallbacks()
+        var released = OnCancelList()
+        for entry in all.removeAll() {
+            if entry.isKeptWhenOrphaned {
+                callbacks.append(entry)
+            } else {
+                released.append(entry)
+            }
+        }
+        return released
+    }
 }
 
-/// A cancellable promise's `OnCancel` callbacks, in the order they were added. Most promises have one (the
-/// user's cancel handler, or a link's "cancel my upstream"), stored inline: no array is allocated for it.
+/// One thing to do when a cancellable promise is cancelled.
+@usableFromInline
+enum OnCancelEntry {
+    /// Run this: the user's cancel handler, a combinator's bookkeeping.
+    case action(CancellationState.OnCancel)
+    /// Cast this vote: cancel an upstream promise, as one of its consumers (a link's upstream, the promise a
+    /// `then` body returned, a combinator's input). Released without being cast, it withdraws.
+    case vote(ConsumerVote)
+    /// Reject this `cancelPromise` (of `init(wrapper:)`). Released without being rejected, it fulfils.
+    case cancelPromise(CancelPromise)
+
+    /// Runs the entry for a cancellation with `reason`.
+    @inlinable
+    func run(_ reason: CancellationReason) {
+        switch self {
+        case .action(let action): action(reason)
+        case .vote(let vote): vote.cast(reason)
+        case .cancelPromise(let cancelPromise): cancelPromise.reject(reason)
+        }
+    }
+
+    /// Whether an orphaned promise — one nobody can cancel any more — keeps this entry: a cancel handler may own
+    /// the work, so it stays until the promise resolves; a vote or a `cancelPromise` is released at once.
+    @inlinable
+    var isKeptWhenOrphaned: Bool {
+        if case .action = self { return true }
+        return false
+    }
+}
+
+/// A cancellable promise's `OnCancel` entries, in the order they were added. Most promises have one (the
+/// user's cancel handler, or a link's vote on its upstream), stored inline: no array is allocated for it.
 @usableFromInline
 struct OnCancelList {
     @usableFromInline
-    var first: CancellationState.OnCancel?
+    var first: OnCancelEntry?
     @usableFromInline
-    var rest: [CancellationState.OnCancel]
+    var rest: [OnCancelEntry]
 
     @inlinable
     init() {
@@ -168,21 +290,35 @@ struct OnCancelList {
     }
 
     @inlinable
-    init(_ callback: @escaping CancellationState.OnCancel) {
-        first = callback
+    init(_ entry: OnCancelEntry) {
+        first = entry
         rest = []
+    }
+
+    @inlinable
+    init(_ callback: @escaping CancellationState.OnCancel) {
+        self.init(.action(callback))
     }
 
     @inlinable
     var isEmpty: Bool { first == nil }
 
     @inlinable
-    mutating func append(_ callback: @escaping CancellationState.OnCancel) {
+    mutating func append(_ entry: OnCancelEntry) {
         if first == nil {
-            first = callback
+            first = entry
         } else {
-            rest.append(callback)
+            rest.append(entry)
         }
+    }
+
+    /// Empties the list and returns its entries, in order.
+    @usableFromInline
+    mutating func removeAll() -> [OnCancelEntry] {
+        guard let head = first else { return [] }
+        let entries = [head] + rest
+        self = OnCancelList()
+        return entries
     }
 }
 

@@ -77,10 +77,13 @@ import Testing
 
 /// The real implementation running a `Program`.
 final class RealRun: @unchecked Sendable {
-    // @unchecked Sendable: `nodes` and `resolvers` are written only while building, before any thread starts;
-    // the counters are `Shared`.
+    // @unchecked Sendable: `boxes` and `resolvers` are written only while building, before any thread starts;
+    // the held objects and the counters are `Shared`.
     let program: Program
-    private(set) var nodes: [CancellablePromise<Int>] = []
+    /// The nodes' objects, until a `drop` event releases one.
+    private var held: [Shared<CancellablePromise<Int>?>] = []
+    /// The nodes' promises, to read outcomes: holding them does not make a node cancellable.
+    private var boxes: [Promise<Int>] = []
     private var resolvers: [Int: Resolver<Int>] = [:]
     private let cancelCounts: [Shared<Int>]
     private let observerCounts: [Shared<Int>]
@@ -89,16 +92,23 @@ final class RealRun: @unchecked Sendable {
         self.program = program
         cancelCounts = program.nodes.map { _ in Shared(0) }
         observerCounts = program.nodes.map { _ in Shared(0) }
+        var nodes: [CancellablePromise<Int>] = []
         for (index, kind) in program.nodes.enumerated() {
-            nodes.append(build(index, kind))
+            nodes.append(build(index, kind, nodes))
         }
         for (index, node) in nodes.enumerated() {
             let count = observerCounts[index]
             node.pipe { _ in count.increment() }
         }
+        boxes = nodes.map { $0.asPromise() }
+        held = nodes.map { Shared($0) }
     }
 
-    private func build(_ index: Int, _ kind: Program.Kind) -> CancellablePromise<Int> {
+    private func build(
+        _ index: Int,
+        _ kind: Program.Kind,
+        _ nodes: [CancellablePromise<Int>]
+    ) -> CancellablePromise<Int> {
         switch kind {
         case .root:
             let cancels = cancelCounts[index]
@@ -134,14 +144,20 @@ final class RealRun: @unchecked Sendable {
         switch event {
         case .fulfil(let root, let value): resolvers[root]!.fulfill(value)
         case .reject(let root): resolvers[root]!.reject(ModelError(root: root))
-        case .cancel(let node): nodes[node].cancel()
+        case .cancel(let node): held[node].current?.cancel()
+        case .drop(let node):
+            let object = held[node].withLock { object in
+                defer { object = nil }
+                return object
+            }
+            _ = consume object  // released here, outside the lock
         }
     }
 
     var cancelHandlerRuns: [Int] { cancelCounts.map(\.current) }
 
     func outcomes() -> [Outcome?] {
-        nodes.map { node in
+        boxes.map { node in
             switch node.result {
             case nil: return nil
             case .fulfilled(let value)?: return .value(value)

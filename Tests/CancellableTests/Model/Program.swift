@@ -1,8 +1,8 @@
 /// A random program over cancellable promises: the nodes it builds and the events it then applies.
 ///
-/// Nodes form a forest: each node has at most one consumer, so the effects of one event do not depend on
-/// the order in which the implementation delivers them, and a sequential reference model can predict them
-/// exactly.
+/// A node may have several consumers (branches of shared work). The inputs of one combinator, and a `then`'s
+/// parent and inner promise, share no root, so the effects of one event do not depend on the order in which
+/// the implementation delivers them, and a sequential reference model can predict them exactly.
 struct Program: CustomStringConvertible {
     enum Kind: Equatable {
         /// Work the test controls: fulfilled, rejected or cancelled by events.
@@ -28,14 +28,33 @@ struct Program: CustomStringConvertible {
         case fulfil(root: Int, value: Int)
         case reject(root: Int)
         case cancel(node: Int)
+        /// Releases the node's `CancellablePromise` object (a branch nobody holds any more).
+        case drop(node: Int)
     }
 
     var nodes: [Kind] = []
     var events: [Event] = []
 
-    /// The node that consumes `node`, if any.
-    func consumer(of node: Int) -> Int? {
-        nodes.indices.first { inputs(of: $0).contains(node) }
+    /// The nodes that consume `node`, in the order they were made.
+    func consumers(of node: Int) -> [Int] {
+        nodes.indices.filter { inputs(of: $0).contains(node) }
+    }
+
+    /// The roots `node` depends on.
+    func roots(of node: Int) -> Set<Int> {
+        if case .root = nodes[node] { return [node] }
+        return inputs(of: node).reduce(into: Set<Int>()) { $0.formUnion(roots(of: $1)) }
+    }
+
+    /// The nodes that `then` links return from their bodies: the program never releases them (the body
+    /// holds them).
+    var innerRoots: Set<Int> {
+        Set(
+            nodes.compactMap {
+                if case .then(_, let inner) = $0 { return inner }
+                return nil
+            }
+        )
     }
 
     /// The nodes `node` reads from (for `then`: the parent and the inner root).
@@ -74,9 +93,11 @@ struct Program: CustomStringConvertible {
         var freeRoots = Set(0..<roots)
         for _ in 0..<random.next(in: 1...7) {
             let available = free.sorted()
-            switch random.next(in: 0...9) {
-            case 0...4 where !available.isEmpty:
-                let parent = available[random.next(in: 0...(available.count - 1))]
+            switch random.next(in: 0...11) {
+            case 0...4 where !available.isEmpty, 10...11 where !available.isEmpty:
+                // Mostly a free node; sometimes a branch: a second consumer of a node that already has one.
+                let candidates = random.next(in: 0...11) < 3 ? Array(program.nodes.indices) : available
+                let parent = candidates[random.next(in: 0...(candidates.count - 1))]
                 let kind: Kind
                 switch random.next(in: 0...3) {
                 case 0: kind = .recover(parent: parent)
@@ -100,15 +121,21 @@ struct Program: CustomStringConvertible {
                 let count = random.next(in: 2...min(4, available.count))
                 var pool = available
                 var inputs: [Int] = []
+                var usedRoots = Set<Int>()
                 for _ in 0..<count {
-                    inputs.append(pool.remove(at: random.next(in: 0...(pool.count - 1))))
+                    let input = pool.remove(at: random.next(in: 0...(pool.count - 1)))
+                    let roots = program.roots(of: input)
+                    guard roots.isDisjoint(with: usedRoots) else { continue }
+                    usedRoots.formUnion(roots)
+                    inputs.append(input)
                 }
+                guard inputs.count >= 2 else { continue }
                 let combinator: Combinator
                 switch random.next(in: 0...3) {
                 case 0: combinator = .when
                 case 1: combinator = .race
                 case 2: combinator = .any
-                default: combinator = .some(random.next(in: 1...count))
+                default: combinator = .some(random.next(in: 1...inputs.count))
                 }
                 for input in inputs {
                     free.remove(input)
@@ -131,6 +158,20 @@ struct Program: CustomStringConvertible {
         }
         for _ in 0..<random.next(in: 0...3) {
             program.events.append(.cancel(node: random.next(in: 0...(program.nodes.count - 1))))
+        }
+        // Any node but a `then`'s inner root (its body holds it) or a root whose only resolving event is a cancel
+        // (a dropped node cannot be cancelled any more, and every node must resolve).
+        let cancelledRoots = Set(
+            program.events.compactMap {
+                if case .cancel(let node) = $0 { return node }
+                return nil
+            }
+        )
+        let droppable = program.nodes.indices.filter {
+            !program.innerRoots.contains($0) && !cancelledRoots.contains($0)
+        }
+        for _ in 0..<random.next(in: 0...3) where !droppable.isEmpty {
+            program.events.append(.drop(node: droppable[random.next(in: 0...(droppable.count - 1))]))
         }
         for _ in 0..<random.next(in: 0...2) {
             let root = random.next(in: 0...(roots - 1))

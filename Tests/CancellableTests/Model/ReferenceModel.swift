@@ -28,6 +28,12 @@ enum Outcome: Hashable, CustomStringConvertible {
 
 /// A sequential reference model of SPEC §5: applies a program's events one by one and predicts every node's
 /// outcome and every root's cancel-handler count exactly.
+///
+/// Shared work (issue 14, item 8): every consumer that can cancel a node — a link, a `then` that follows it, an
+/// `autoCancel` combinator — has a vote on it. A cast vote counts as cancelled; a node is cancelled through its
+/// consumers once no vote is outstanding and at least one was cast. A vote is withdrawn when its consumer
+/// resolves, or when nobody can cancel the consumer any more (its object released and no vote on it
+/// outstanding: it is orphaned); an orphaned `autoCancel` combinator keeps its votes.
 struct ReferenceModel {
     let program: Program
     private(set) var outcomes: [Outcome?]
@@ -35,13 +41,37 @@ struct ReferenceModel {
     private var bodyRan: [Bool]
     /// For `some`: values in the order they fulfilled.
     private var arrivals: [[Int]]
+    /// Whether the node's object is still held (no `drop` event yet).
+    private var held: [Bool]
+    /// Votes on each node that are neither cast nor withdrawn.
+    private var liveVotes: [Int]
+    /// Whether a vote on the node was cast while others remained.
+    private var voteCast: [Bool]
+    /// Each node's votes on other nodes, in the order they were made, until cast or withdrawn.
+    private var votes: [[Int]]
 
     init(_ program: Program) {
         self.program = program
-        outcomes = Array(repeating: nil, count: program.nodes.count)
-        cancelHandlerRuns = Array(repeating: 0, count: program.nodes.count)
-        bodyRan = Array(repeating: false, count: program.nodes.count)
-        arrivals = Array(repeating: [], count: program.nodes.count)
+        let count = program.nodes.count
+        outcomes = Array(repeating: nil, count: count)
+        cancelHandlerRuns = Array(repeating: 0, count: count)
+        bodyRan = Array(repeating: false, count: count)
+        arrivals = Array(repeating: [], count: count)
+        held = Array(repeating: true, count: count)
+        liveVotes = Array(repeating: 0, count: count)
+        voteCast = Array(repeating: false, count: count)
+        votes = Array(repeating: [], count: count)
+        for node in program.nodes.indices {
+            switch program.nodes[node] {
+            case .root: break
+            case .map(let parent, _), .recover(let parent), .ensure(let parent), .then(let parent, _):
+                addVote(from: node, on: parent)
+            case .combine(_, let inputs, let autoCancel):
+                if autoCancel {
+                    for input in inputs { addVote(from: node, on: input) }
+                }
+            }
+        }
     }
 
     static func run(_ program: Program) -> ReferenceModel {
@@ -56,43 +86,97 @@ struct ReferenceModel {
         switch event {
         case .fulfil(let root, let value): resolve(root, .value(value))
         case .reject(let root): resolve(root, .error(root: root))
-        case .cancel(let node): cancel(node)
+        case .cancel(let node): if held[node] { cancel(node) }
+        case .drop(let node): drop(node)
         }
     }
 
-    /// §5.2/§5.3: a pending node is rejected, its handler runs once, and the cancel spreads (§5.5, §5.6);
-    /// a resolved node is left alone.
+    private func isOrphaned(_ node: Int) -> Bool {
+        outcomes[node] == nil && !held[node] && liveVotes[node] == 0
+    }
+
+    private func isAutoCancelCombinator(_ node: Int) -> Bool {
+        if case .combine(_, _, true) = program.nodes[node] { return true }
+        return false
+    }
+
+    /// A vote counts only on a pending node.
+    private mutating func addVote(from consumer: Int, on target: Int) {
+        guard outcomes[target] == nil else { return }
+        liveVotes[target] += 1
+        votes[consumer].append(target)
+    }
+
+    private mutating func takeVote(from consumer: Int, on target: Int) -> Bool {
+        guard let index = votes[consumer].firstIndex(of: target) else { return false }
+        votes[consumer].remove(at: index)
+        return true
+    }
+
+    private mutating func cast(from consumer: Int, on target: Int) {
+        guard takeVote(from: consumer, on: target), outcomes[target] == nil else { return }
+        liveVotes[target] -= 1
+        if liveVotes[target] == 0 {
+            cancel(target)
+        } else {
+            voteCast[target] = true
+        }
+    }
+
+    private mutating func withdraw(from consumer: Int, on target: Int) {
+        guard takeVote(from: consumer, on: target), outcomes[target] == nil else { return }
+        liveVotes[target] -= 1
+        guard liveVotes[target] == 0 else { return }
+        if voteCast[target] {
+            cancel(target)
+        } else if !held[target] {
+            orphan(target)
+        }
+    }
+
+    /// Nobody can cancel `node` any more: it withdraws its votes (an `autoCancel` combinator keeps them).
+    private mutating func orphan(_ node: Int) {
+        guard !isAutoCancelCombinator(node) else { return }
+        for target in votes[node] { withdraw(from: node, on: target) }
+    }
+
+    private mutating func drop(_ node: Int) {
+        guard held[node] else { return }
+        held[node] = false
+        if isOrphaned(node) { orphan(node) }
+    }
+
+    /// §5.2/§5.3: a pending node is rejected, its handler runs once, and the cancel spreads through its votes
+    /// (§5.5, §5.6); a resolved node is left alone.
     private mutating func cancel(_ node: Int) {
         guard outcomes[node] == nil else { return }
         outcomes[node] = .cancelled
         if case .root = program.nodes[node] {
             cancelHandlerRuns[node] += 1
         }
-        notifyConsumer(of: node)
-        switch program.nodes[node] {
-        case .then(let parent, let inner):
-            cancel(parent)
-            if bodyRan[node] { cancel(inner) }
-        default:
-            for target in program.cancelTargets(of: node) { cancel(target) }
-        }
+        notifyConsumers(of: node)
+        for target in votes[node] { cast(from: node, on: target) }
     }
 
     private mutating func resolve(_ node: Int, _ outcome: Outcome) {
         guard outcomes[node] == nil else { return }
         outcomes[node] = outcome
-        notifyConsumer(of: node)
-        if case .combine(_, let inputs, true) = program.nodes[node] {
-            for input in inputs { cancel(input) }  // §5.6: decided → cancel the inputs still pending
+        notifyConsumers(of: node)
+        // §5.6: a decided autoCancel combinator cancels the inputs still pending; any other node's votes are
+        // withdrawn (its inputs have resolved).
+        let autoCancel = isAutoCancelCombinator(node)
+        for target in votes[node] {
+            if autoCancel { cast(from: node, on: target) } else { withdraw(from: node, on: target) }
         }
     }
 
-    private mutating func notifyConsumer(of node: Int) {
-        guard let consumer = program.consumer(of: node) else { return }
-        if case .combine(.some, _, _) = program.nodes[consumer], case .value(let value)? = outcomes[node] {
-            arrivals[consumer].append(value)
+    private mutating func notifyConsumers(of node: Int) {
+        for consumer in program.consumers(of: node) {
+            if case .combine(.some, _, _) = program.nodes[consumer], case .value(let value)? = outcomes[node] {
+                arrivals[consumer].append(value)
+            }
+            evaluate(consumer)
         }
-        evaluate(consumer)
     }
 
     /// Re-evaluates a pending node after one of its inputs resolved.
@@ -119,7 +203,13 @@ struct ReferenceModel {
                 resolve(node, input)
                 return
             }
-            bodyRan[node] = true
+            if !bodyRan[node] {
+                bodyRan[node] = true
+                // The link follows the promise its body returned: a vote on it, withdrawn at once if nobody can
+                // cancel the link any more.
+                addVote(from: node, on: inner)
+                if isOrphaned(node) { withdraw(from: node, on: inner) }
+            }
             if let result = outcomes[inner] {
                 resolve(node, result)
             }
