@@ -14,7 +14,9 @@ import PromiseCore
 /// }
 /// ```
 ///
-/// Adding a promise does not keep it or its chain alive, and a resolved promise leaves the scope by itself.
+/// Adding a promise does not keep it or its chain alive (nor what its handlers capture), and a resolved promise
+/// leaves the scope by itself. While it is in the scope it can still be cancelled, so it counts as held: a branch
+/// of shared work kept only by a scope still wants the work.
 /// The scope cancels its promises directly, like ``CancellablePromise/cancel(reason:)``: a shared promise is
 /// cancelled even if other branches consume it. By default a scope that is deallocated cancels nothing — a
 /// dropped reference never stops work by accident; pass `cancelsOnDeinit: true` to cancel what is still

@@ -14,7 +14,8 @@ public import PromiseCore
 ///
 /// Chain methods (`then`, `map`, `done`, `recover`, `ensure`, …) return cancellable promises too, and
 /// cancelling any link cancels every pending link upstream and the promise a running `then` body returned. A
-/// promise that several branches consume is cancelled through them only once every branch has cancelled.
+/// promise that several branches consume is cancelled through them only once every branch has cancelled — a branch
+/// nobody holds any more (its object and every link built on it released) does not count.
 /// Every cancellation carries a ``CancellationReason`` (``cancel(reason:)``).
 ///
 /// > Note: cancellation is decided once, under one lock. If `cancel()` wins against the work's own result,
