@@ -42,7 +42,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         promise = Promise(state: nil)
         var state = CancellationState(callbacks: callbacks)
         state.cancelsCallbacksOnResolution = cancelsCallbacksOnResolution
-        handle = CancelHandle(state: LockedCancellationState(state), box: promise)
+        handle = CancelHandle(state: LockedCancellationState(state, box: promise, rejectBox: Self.rejectBox))
     }
 
     /// A pending cancellable promise made by one of the public initialisers or `pending()`, created at
@@ -57,15 +57,26 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     // it is left either, it is orphaned: it withdraws its own votes upstream (a dropped branch does not keep
     // shared work alive). Its cancel handlers stay until it resolves: they may own the work.
     deinit {
-        let action = handle.state.withLock { $0.holderReleased() }
-        handle.carryOut(consume action)
+        let state = handle.state
+        let action = state.withLock { $0.holderReleased() }
+        state.carryOut(consume action)
+    }
+
+    /// Rejects a box of this type with a cancellation (see ``LockedCancellationState/rejectBox``).
+    @inlinable
+    static var rejectBox: (AnyObject, CancellationReason) -> Void {
+        { box, reason in
+            unsafeDowncast(box, to: Promise<T>.self).resolve(.rejected(CancellablePromiseError(reason: reason)))
+        }
     }
 
     /// An already-resolved cancellable promise.
     @inlinable
     init(resolved result: Result<T>) {
         promise = Promise(state: result)
-        handle = CancelHandle(state: LockedCancellationState(CancellationState()), box: promise)
+        handle = CancelHandle(
+            state: LockedCancellationState(CancellationState(), box: promise, rejectBox: Self.rejectBox)
+        )
         _ = handle.state.withLock { $0.resolve() }
     }
 

@@ -1,57 +1,36 @@
 import PromiseCore
 
-/// Cancels a cancellable promise without keeping it alive: the state machine strongly, the box weakly.
+/// Cancels a cancellable promise without keeping it alive: its state machine, which rejects the box (held weakly)
+/// on cancel.
 ///
-/// `OnCancel` callbacks (a link's "cancel my upstream", a combinator's "cancel my inputs", "cancel the promise
-/// my body returned") hold handles, never promises or boxes. Boxes hold handlers that deliver results
-/// downstream; if callbacks held boxes too, an abandoned pending graph would be a cycle that never frees.
-/// If the box is gone, nobody can observe the promise any more, but its callbacks still run.
+/// `OnCancel` callbacks (a link's vote on its upstream, a combinator's votes on its inputs, "cancel the promise my
+/// body returned") hold states, never promises or boxes. Boxes hold handlers that deliver results downstream; if
+/// callbacks held boxes too, an abandoned pending graph would be a cycle that never frees. If the box is gone,
+/// nobody can observe the promise any more, but its callbacks still run.
 @usableFromInline
 struct CancelHandle<T> {
     @usableFromInline
     let state: LockedCancellationState
-    @usableFromInline
-    weak var box: Promise<T>?
 
     @inlinable
-    init(state: LockedCancellationState, box: Promise<T>) {
+    init(state: LockedCancellationState) {
         self.state = state
-        self.box = box
     }
 
     /// Cancels the promise, whoever else consumes it.
     @inlinable
     @discardableResult
     func cancel(reason: CancellationReason = .user) -> Bool {
-        carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
+        state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
     }
 
     /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, a timeout, an
     /// `autoCancel` combinator) and returns its vote: casting it cancels the promise once every consumer counted
-    /// so far has cancelled or been released; releasing it uncast withdraws it (Docs/Design/0003, "Several
+    /// so far has cancelled or been released; releasing it uncast withdraws it (Docs/Design/0003, "Reasons and
     /// consumers").
     @inlinable
     func addConsumer() -> ConsumerVote {
-        ConsumerVoteOn(self, counted: state.withLock { $0.addConsumer() })
-    }
-
-    /// Carries out what the state machine decided: a cancellation rejects the box now and hands the callbacks
-    /// to the thread's ``CancelPropagation`` loop (which calls them now, unless this is itself one of them).
-    @inlinable
-    func carryOut(_ action: CancellationState.CancelAction, reason: CancellationReason) -> Bool {
-        switch action {
-        case .cancel(let callbacks):
-            box?.resolve(.rejected(CancellablePromiseError(reason: reason)))
-            CancelPropagation.current.run(callbacks, reason: reason)
-            return true
-        case .alreadyCancelled(let winningReason):
-            // Another thread won and may not have rejected the box yet; the outcome must be decided before
-            // this call returns too. Resolving twice is harmless: the first resolution wins.
-            box?.resolve(.rejected(CancellablePromiseError(reason: winningReason)))
-            return false
-        case .alreadyResolved, .otherConsumersRemain:
-            return false
-        }
+        ConsumerVote(on: state, counted: state.withLock { $0.addConsumer() })
     }
 
     /// Runs `callback` if the promise is cancelled while pending, at once if it is cancelled already.
@@ -61,43 +40,30 @@ struct CancelHandle<T> {
             callback(reason)
         }
     }
-
-    /// Carries out what a withdrawn vote or a released object led to (rare: not inlined). The caller hands over
-    /// its only reference (`consume`): orphaned callbacks go to the release loop whole, so that what they release
-    /// in turn (the votes upstream) is released by the loop, not by nested deinits.
-    @usableFromInline
-    func carryOut(_ action: consuming CancellationState.ReleaseAction) {
-        if case .none = action { return }
-        if case .cancel(let callbacks, let reason) = action {
-            _ = carryOut(.cancel(callbacks), reason: reason)
-            return
-        }
-        releaseWithoutRecursion(consume action)
-    }
 }
 
 /// What a ``CancelScope`` or a ``CancellableFinalizer`` holds to cancel a promise directly. While it lives, the
 /// promise counts as held — it can still be cancelled — like a promise whose object someone holds; unlike the
 /// object, it does not keep the promise's box (and the handlers, and what they capture) alive.
-final class CancelHold<T> {
-    let handle: CancelHandle<T>
+final class CancelHold {
+    let state: LockedCancellationState
     private let counted: Bool
 
-    init(_ promise: CancellablePromise<T>) {
-        handle = promise.handle
-        counted = handle.state.withLock { $0.addHolder() }
+    init<T>(_ promise: CancellablePromise<T>) {
+        state = promise.handle.state
+        counted = state.withLock { $0.addHolder() }
     }
 
     /// Cancels the promise, whoever else consumes it.
     @discardableResult
     func cancel(reason: CancellationReason) -> Bool {
-        handle.cancel(reason: reason)
+        state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
     }
 
     deinit {
         guard counted else { return }
-        let action = handle.state.withLock { $0.holderReleased() }
-        handle.carryOut(consume action)
+        let action = state.withLock { $0.holderReleased() }
+        state.carryOut(consume action)
     }
 }
 
@@ -107,35 +73,26 @@ final class CancelHold<T> {
 ///
 /// A link's vote on its upstream lives in the link's cancel callbacks, so it is released — withdrawn — when the
 /// link resolves or when nobody can cancel the link any more (its object and every consumer of it released):
-/// a branch dropped at once does not keep shared work alive.
+/// a branch dropped at once does not keep shared work alive. Not generic: casting and withdrawing need no
+/// generic metadata (the state rejects its box through a function made where `T` is known).
 @usableFromInline
-class ConsumerVote {
+final class ConsumerVote {
     @usableFromInline
-    init() {}
-
-    /// Counts this consumer as cancelled, for `reason`; the upstream promise is cancelled if it was the last.
-    @usableFromInline
-    func cast(_ reason: CancellationReason) {}
-}
-
-/// A vote on a `CancellablePromise<T>`.
-@usableFromInline
-final class ConsumerVoteOn<T>: ConsumerVote {
-    @usableFromInline
-    let handle: CancelHandle<T>
+    let state: LockedCancellationState
     /// Whether the vote was cast, withdrawn, or never counted; only touched under the upstream state's lock.
     @usableFromInline
     var isSettled: Bool
 
     @inlinable
-    init(_ handle: CancelHandle<T>, counted: Bool) {
-        self.handle = handle
+    init(on state: LockedCancellationState, counted: Bool) {
+        self.state = state
         isSettled = !counted
     }
 
+    /// Counts this consumer as cancelled, for `reason`; the upstream promise is cancelled if it was the last.
     @inlinable
-    override func cast(_ reason: CancellationReason) {
-        let action = handle.state.withLock { state -> CancellationState.CancelAction in
+    func cast(_ reason: CancellationReason) {
+        let action = state.withLock { state -> CancellationState.CancelAction in
             // A vote that was not counted (or cast already) changes no count, but makes sure a cancellation
             // already decided has rejected the box before this returns.
             guard !isSettled else {
@@ -145,16 +102,16 @@ final class ConsumerVoteOn<T>: ConsumerVote {
             isSettled = true
             return state.consumerCancelled(reason: reason)
         }
-        _ = handle.carryOut(action, reason: reason)
+        _ = state.carryOut(action, reason: reason)
     }
 
     deinit {
-        let action = handle.state.withLock { state -> CancellationState.ReleaseAction in
+        let action = state.withLock { state -> CancellationState.ReleaseAction in
             guard !isSettled else { return .none }
             isSettled = true
             return state.consumerReleased()
         }
-        handle.carryOut(consume action)
+        state.carryOut(consume action)
     }
 }
 

@@ -340,16 +340,61 @@ final class LockedCancellationState: @unchecked Sendable {
     @exclusivity(unchecked)
     var state: CancellationState
 
+    /// The promise's box, to reject it on cancel; weak: callbacks downstream hold this state, and a box leads to
+    /// them through its handlers.
+    @usableFromInline
+    weak var box: AnyObject?
+    /// Rejects `box` with a cancellation. Made where `T` is known (specialised in the client, it captures nothing
+    /// and allocates nothing), so that votes, which do not know `T`, reject without generic metadata.
+    @usableFromInline
+    let rejectBox: (AnyObject, CancellationReason) -> Void
+
     @inlinable
-    init(_ state: CancellationState) {
+    init(_ state: CancellationState, box: AnyObject, rejectBox: @escaping (AnyObject, CancellationReason) -> Void) {
         lock = PromiseLock()
         self.state = state
+        self.box = box
+        self.rejectBox = rejectBox
     }
 
     /// Runs `body` with the state machine, under the lock. `body` must not run user code.
     @inlinable
     func withLock<Value>(_ body: (inout CancellationState) -> Value) -> Value {
         lock.withLock { body(&state) }
+    }
+
+    /// Carries out what the state machine decided: a cancellation rejects the box now and hands the callbacks
+    /// to the thread's ``CancelPropagation`` loop (which calls them now, unless this is itself one of them).
+    ///
+    /// - Returns: whether this call cancelled the promise.
+    @inlinable
+    func carryOut(_ action: CancellationState.CancelAction, reason: CancellationReason) -> Bool {
+        switch action {
+        case .cancel(let callbacks):
+            if let box { rejectBox(box, reason) }
+            CancelPropagation.current.run(callbacks, reason: reason)
+            return true
+        case .alreadyCancelled(let winningReason):
+            // Another thread won and may not have rejected the box yet; the outcome must be decided before
+            // this call returns too. Resolving twice is harmless: the first resolution wins.
+            if let box { rejectBox(box, winningReason) }
+            return false
+        case .alreadyResolved, .otherConsumersRemain:
+            return false
+        }
+    }
+
+    /// Carries out what a withdrawn vote or a released holder led to (rare: not inlined). The caller hands over
+    /// its only reference (`consume`): orphaned callbacks go to the release loop whole, so that what they release
+    /// in turn (the votes upstream) is released by the loop, not by nested deinits.
+    @usableFromInline
+    func carryOut(_ action: consuming CancellationState.ReleaseAction) {
+        if case .none = action { return }
+        if case .cancel(let callbacks, let reason) = action {
+            _ = carryOut(.cancel(callbacks), reason: reason)
+            return
+        }
+        releaseWithoutRecursion(consume action)
     }
 
     deinit {
