@@ -17,8 +17,10 @@ struct CancellationState {
 
     @usableFromInline
     enum State {
-        /// Neither cancelled nor resolved; the callbacks run if a cancel comes first.
-        case pending
+        /// Neither cancelled nor resolved; the callbacks run if a cancel comes first. `lastVote` is the reason
+        /// of the last consumer that cancelled while others remained (stored here, in the space the other cases
+        /// already take).
+        case pending(lastVote: CancellationReason?)
         /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`.
         case cancelled(CancellationReason)
         /// A result won: cancelling is a no-op from now on.
@@ -78,12 +80,9 @@ struct CancellationState {
     var callbacks: OnCancelList
     /// How many consumers' votes are outstanding: consumers that can cancel this promise (links, followers,
     /// timeouts, `autoCancel` combinators) and have neither cancelled nor been released. When the last one
-    /// leaves, the promise is cancelled if any consumer cancelled (``lastVote``).
+    /// leaves, the promise is cancelled if any consumer cancelled (`State.pending`'s `lastVote`).
     @usableFromInline
     var liveVotes: UInt32
-    /// The reason of the last consumer that cancelled, while others remain.
-    @usableFromInline
-    var lastVote: CancellationReason?
     /// How many holders can still cancel the promise directly: its `CancellablePromise` object, while alive
     /// (its owner can call `cancel()` or attach links), and the ``CancelHold``s of scopes and finalizers.
     @usableFromInline
@@ -95,10 +94,9 @@ struct CancellationState {
 
     @inlinable
     init(callbacks: OnCancelList = OnCancelList()) {
-        state = .pending
+        state = .pending(lastVote: nil)
         self.callbacks = callbacks
         liveVotes = 0
-        lastVote = nil
         holders = 1
         cancelsCallbacksOnResolution = false
     }
@@ -141,7 +139,7 @@ struct CancellationState {
         guard case .pending = state else { return cancel(reason: reason) }
         liveVotes &-= 1
         guard liveVotes == 0 else {
-            lastVote = reason
+            state = .pending(lastVote: reason)
             return .otherConsumersRemain
         }
         return cancel(reason: reason)
@@ -151,7 +149,7 @@ struct CancellationState {
     /// other consumer has cancelled, the promise is cancelled now; if nobody at all can cancel it, it is orphaned.
     @inlinable
     mutating func consumerReleased() -> ReleaseAction {
-        guard case .pending = state else { return .none }
+        guard case .pending(let lastVote) = state else { return .none }
         liveVotes &-= 1
         guard liveVotes == 0 else { return .none }
         if let reason = lastVote {
