@@ -32,7 +32,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     package let promise: Promise<T>
     /// Cancels this promise; what `OnCancel` callbacks elsewhere hold instead of the promise itself.
     @usableFromInline
-    let handle: CancelHandle<T>
+    let handle: CancelHandle
 
     /// A pending cancellable promise that runs `callbacks` if it is cancelled — and, with
     /// `cancelsCallbacksOnResolution` (an `autoCancel` combinator), also when it resolves, with

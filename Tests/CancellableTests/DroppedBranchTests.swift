@@ -176,11 +176,7 @@ import Testing
             let ui = work.map(on: nil) { $0 }
             runConcurrently(threads: 2) { thread in
                 if thread == 0 {
-                    let branch = dropped.withLock { branch in
-                        defer { branch = nil }
-                        return branch
-                    }
-                    _ = consume branch  // released here, outside the lock
+                    _ = dropped.take()  // released here, outside the lock
                 } else {
                     ui.cancel()
                 }
@@ -200,11 +196,7 @@ import Testing
             runConcurrently(threads: 3) { thread in
                 switch thread {
                 case 0:
-                    let branch = dropped.withLock { branch in
-                        defer { branch = nil }
-                        return branch
-                    }
-                    _ = consume branch
+                    _ = dropped.take()
                 case 1: ui.cancel()
                 default: resolver.fulfill(1)
                 }

@@ -36,6 +36,16 @@ package final class Shared<Value>: @unchecked Sendable {
     package var current: Value { withLock { $0 } }
 }
 
+extension Shared {
+    /// Takes the value out, leaving `nil`: the caller releases it outside the lock.
+    package func take<Wrapped>() -> Wrapped? where Value == Wrapped? {
+        withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+}
+
 extension Shared where Value == Int {
     package func increment() { withLock { $0 += 1 } }
 }

@@ -6,9 +6,10 @@ import PromiseCore
 /// `OnCancel` callbacks (a link's vote on its upstream, a combinator's votes on its inputs, "cancel the promise my
 /// body returned") hold states, never promises or boxes. Boxes hold handlers that deliver results downstream; if
 /// callbacks held boxes too, an abandoned pending graph would be a cycle that never frees. If the box is gone,
-/// nobody can observe the promise any more, but its callbacks still run.
+/// nobody can observe the promise any more, but its callbacks still run. Not generic: the state rejects the box
+/// through a function made where `T` is known.
 @usableFromInline
-struct CancelHandle<T> {
+struct CancelHandle {
     @usableFromInline
     let state: LockedCancellationState
 
@@ -46,22 +47,23 @@ struct CancelHandle<T> {
 /// promise counts as held — it can still be cancelled — like a promise whose object someone holds; unlike the
 /// object, it does not keep the promise's box (and the handlers, and what they capture) alive.
 final class CancelHold {
-    let state: LockedCancellationState
+    let handle: CancelHandle
     private let counted: Bool
 
     init<T>(_ promise: CancellablePromise<T>) {
-        state = promise.handle.state
-        counted = state.withLock { $0.addHolder() }
+        handle = promise.handle
+        counted = handle.state.withLock { $0.addHolder() }
     }
 
     /// Cancels the promise, whoever else consumes it.
     @discardableResult
     func cancel(reason: CancellationReason) -> Bool {
-        state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
+        handle.cancel(reason: reason)
     }
 
     deinit {
         guard counted else { return }
+        let state = handle.state
         let action = state.withLock { $0.holderReleased() }
         state.carryOut(consume action)
     }

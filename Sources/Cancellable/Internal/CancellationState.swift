@@ -156,7 +156,7 @@ struct CancellationState {
             guard case .cancel(let callbacks) = cancel(reason: reason) else { return .none }
             return .cancel(callbacks, reason)
         }
-        return holders == 0 ? .orphaned(takeReleasedWhenOrphaned()) : .none
+        return releaseIfOrphaned()
     }
 
     /// Counts a holder that can cancel the promise directly (a ``CancelHold``).
@@ -174,7 +174,13 @@ struct CancellationState {
     @inlinable
     mutating func holderReleased() -> ReleaseAction {
         holders &-= 1
-        return isOrphaned && !callbacks.isEmpty ? .orphaned(takeReleasedWhenOrphaned()) : .none
+        return releaseIfOrphaned()
+    }
+
+    /// If nobody can cancel the promise any more, moves out what it no longer needs.
+    @inlinable
+    mutating func releaseIfOrphaned() -> ReleaseAction {
+        isOrphaned && !callbacks.isEmpty ? .orphaned(takeReleasedWhenOrphaned()) : .none
     }
 
     @inlinable

@@ -146,11 +146,7 @@ final class RealRun: @unchecked Sendable {
         case .reject(let root): resolvers[root]!.reject(ModelError(root: root))
         case .cancel(let node): held[node].current?.cancel()
         case .drop(let node):
-            let object = held[node].withLock { object in
-                defer { object = nil }
-                return object
-            }
-            _ = consume object  // released here, outside the lock
+            _ = held[node].take()  // released here, outside the lock
         }
     }
 
