@@ -4,6 +4,9 @@ public import PromiseCore
 extension CancellablePromise {
     /// Handles an error at the end of a cancellable chain.
     ///
+    /// The body runs on the main queue if `catch` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let chain = download(url).done { show($0) }.catch { show($0) }
     /// stopButton.onTap { chain.cancel() }
@@ -15,10 +18,33 @@ extension CancellablePromise {
     /// - Returns: a finalizer that can also cancel the chain.
     @discardableResult
     public func `catch`(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Void
+    ) -> CancellableFinalizer {
+        nonisolated(unsafe) let body = body
+        return self.`catch`(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "catch"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `catch` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().catch(on: .global()) { error in logger.log("upload failed: \(error)") }
+    /// ```
+    @discardableResult
+    public func `catch`(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) -> Void
     ) -> CancellableFinalizer {
         let finalizer = promise.catch(on: on, flags: flags, policy: policy, body)
         // While someone holds the finalizer, the chain can be cancelled through it: it holds the last link, so the
@@ -31,16 +57,41 @@ extension CancellablePromise {
     /// Replaces an error with the result of another promise; the chain stays cancellable, and so does the
     /// recovery if it returns a ``CancellablePromise``.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// download(from: primary).recover { _ in download(from: mirror) }
     /// ```
     ///
     /// With the default policy a cancellation passes through untouched: a cancelled chain stays cancelled.
     public func recover<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) throws -> U
+    ) -> CancellablePromise<T> where U.T == T {
+        nonisolated(unsafe) let body = body
+        return self.recover(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    public func recover<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) throws -> U
     ) -> CancellablePromise<T> where U.T == T {
         recoverFollowing(on: on, flags: flags, policy: policy, body)
     }
@@ -65,6 +116,9 @@ extension CancellablePromise {
     /// Replaces every error that reaches it — a cancellation of the work upstream included — with the value of
     /// a guarantee, as PromiseKit's form does; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let avatar = download(avatarURL).recover { _ in .value(placeholder) }
     /// stopButton.onTap { avatar.cancel() }   // still stops the download
@@ -75,9 +129,26 @@ extension CancellablePromise {
     /// PromiseKit's guarantee, which cannot cancel the chain.
     @discardableResult
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Guarantee<T>
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @discardableResult
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Error) -> Guarantee<T>
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .error) { result, sink in
             guard case .rejected(let error) = result else {
@@ -97,15 +168,41 @@ extension CancellablePromise {
     // the Void form equally (PromiseKit's `recover { error in guard … else { throw error } }`).
     @_disfavoredOverload
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) throws -> CancellablePromise<T>
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.recover(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @_disfavoredOverload
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) throws -> CancellablePromise<T>
     ) -> CancellablePromise<T> {
         recoverFollowing(on: on, flags: flags, policy: policy, body)
     }
 
     /// Runs `body` when the promise resolves — fulfilled, rejected or cancelled — and passes the result on.
+    ///
+    /// The body runs on the main queue if `ensure` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     ///
     /// ```swift
     /// spinner.start()
@@ -114,9 +211,25 @@ extension CancellablePromise {
     ///
     /// `body` always runs, even when the chain is cancelled.
     public func ensure(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Void
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensure(on: defaultQueue(conf.Q.return, for: isolation, calling: "ensure"), flags: flags, body)
+    }
+
+    /// `ensure` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensure(on: .global()) { try? FileManager.default.removeItem(at: temporaryFile) }
+    /// ```
+    public func ensure(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Void
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
             body()
@@ -127,13 +240,36 @@ extension CancellablePromise {
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once it
     /// finishes. `body` always runs, even when the chain is cancelled.
     ///
+    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// download(url).ensureThen { cache.flush() }   // returns Guarantee<Void>
     /// ```
     public func ensureThen(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Guarantee<Void>
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensureThen(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "ensureThen"),
+            flags: flags,
+            body
+        )
+    }
+
+    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Guarantee<Void>
     ) -> CancellablePromise<T> {
         ensureThen(on: on, flags: flags) { Promise(body()) }
     }
@@ -141,13 +277,36 @@ extension CancellablePromise {
     /// Runs a clean-up that can fail when the promise resolves, either way; a failing clean-up rejects the
     /// chain. `body` runs exactly once, even when the chain is cancelled.
     ///
+    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// upload(file).ensureThen { storage.deleteTemporary(file) }   // returns Promise<Void>
     /// ```
     public func ensureThen(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Promise<Void>
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensureThen(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "ensureThen"),
+            flags: flags,
+            body
+        )
+    }
+
+    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
+    /// ```
+    public func ensureThen(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Promise<Void>
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
             body().pipe { cleanup in
@@ -180,6 +339,9 @@ extension CancellablePromise where T == Void {
     /// Handles every error that reaches it — a cancellation of the work upstream included — as PromiseKit's
     /// Void form does; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let saved = upload(document).recover { error in log(error) }   // CancellablePromise<Void>
     /// stopButton.onTap { saved.cancel() }
@@ -189,9 +351,26 @@ extension CancellablePromise where T == Void {
     /// `body`. Annotate the result as `Guarantee<Void>` to get PromiseKit's guarantee instead.
     @discardableResult
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Void
+    ) -> CancellablePromise<Void> {
+        nonisolated(unsafe) let body = body
+        return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @discardableResult
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Error) -> Void
     ) -> CancellablePromise<Void> {
         chain(on: on, flags: flags, handling: .error) { result, sink in
             if case .rejected(let error) = result {
@@ -203,6 +382,9 @@ extension CancellablePromise where T == Void {
 
     /// Handles an error, or rethrows it to keep the chain rejected; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// upload(document).recover { error in
     ///     guard error is DiskFullError else { throw error }
@@ -211,10 +393,32 @@ extension CancellablePromise where T == Void {
     ///
     /// With the default policy a cancellation passes through untouched: a cancelled chain stays cancelled.
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) throws -> Void
+    ) -> CancellablePromise<Void> {
+        nonisolated(unsafe) let body = body
+        return self.recover(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) throws -> Void
     ) -> CancellablePromise<Void> {
         chain(on: on, flags: flags, handling: .error) { result, sink in
             guard case .rejected(let error) = result, policy.handles(error) else {
@@ -247,10 +451,29 @@ public final class CancellableFinalizer {
     }
 
     /// Runs `body` once the chain has finished, cancelled or not, and any `catch` handler has run.
+    ///
+    /// The body runs on the main queue if `finally` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     public func finally(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Void
+    ) {
+        nonisolated(unsafe) let body = body
+        self.finally(on: defaultQueue(conf.Q.return, for: isolation, calling: "finally"), flags: flags, body)
+    }
+
+    /// `finally` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().catch(on: nil) { logger.log("\($0)") }.finally(on: nil) { semaphore.signal() }
+    /// ```
+    public func finally(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Void
     ) {
         finalizer.finally(on: on, flags: flags, body)
     }

@@ -4,6 +4,9 @@ public import PromiseCore
 extension CancellablePromise {
     /// Runs `body` with the value and follows the promise it returns; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let chain = login().then { token in download(token) }   // both CancellablePromises
     /// chain.cancel()   // cancels whichever is still running
@@ -14,9 +17,26 @@ extension CancellablePromise {
     /// cancelled before it got to run is skipped.
     @inlinable
     public func then<V>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) throws -> CancellablePromise<V>
+    ) -> CancellablePromise<V> {
+        nonisolated(unsafe) let body = body
+        return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
+    }
+
+    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
+    /// ```
+    @inlinable
+    public func then<V>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> CancellablePromise<V>
     ) -> CancellablePromise<V> {
         thenFollowing(on: on, flags: flags, body)
     }
@@ -24,14 +44,34 @@ extension CancellablePromise {
     /// Runs `body` with the value and follows the promise (or guarantee) it returns; the chain stays
     /// cancellable.
     ///
+    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// download(url).then { data in parse(data) }   // parse returns Promise<Model>
     /// ```
     @inlinable
     public func then<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) throws -> U
+    ) -> CancellablePromise<U.T> {
+        nonisolated(unsafe) let body = body
+        return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
+    }
+
+    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
+    /// ```
+    @inlinable
+    public func then<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> U
     ) -> CancellablePromise<U.T> {
         thenFollowing(on: on, flags: flags, body)
     }
@@ -55,13 +95,44 @@ extension CancellablePromise {
 
     /// Transforms the value; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// download(url).map { String(decoding: $0, as: UTF8.self) }
     /// ```
     @inlinable
     public func map<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ transform: @escaping (T) throws -> U
+    ) -> CancellablePromise<U> {
+        nonisolated(unsafe) let transform = transform
+        return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, transform)
+    }
+
+    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
+    /// ```
+    @inlinable
+    public func map<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T) throws -> U
+    ) -> CancellablePromise<U> {
+        mapUnchecked(on: on, flags: flags, transform)
+    }
+
+    /// `map(on:flags:_:)` for a transform that is not `sending` (the library's own steps, which capture generic
+    /// metatypes).
+    @inlinable
+    func mapUnchecked<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
         _ transform: @escaping (T) throws -> U
     ) -> CancellablePromise<U> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
@@ -75,14 +146,38 @@ extension CancellablePromise {
 
     /// Transforms the value, rejecting with `PMKError.compactMap` when the transform returns `nil`.
     ///
+    /// The body runs on the main queue if `compactMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// download(url).compactMap { UIImage(data: $0) }
     /// ```
     @inlinable
     public func compactMap<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T) throws -> U?
+    ) -> CancellablePromise<U> {
+        nonisolated(unsafe) let transform = transform
+        return self.compactMap(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "compactMap"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `compactMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().compactMap(on: .global()) { String(data: $0, encoding: .utf8) }
+    /// ```
+    @inlinable
+    public func compactMap<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T) throws -> U?
     ) -> CancellablePromise<U> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
@@ -96,6 +191,9 @@ extension CancellablePromise {
 
     /// Consumes the value; the returned promise can still cancel the chain.
     ///
+    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let shown = download(url).done { show($0) }
     /// stopButton.onTap { shown.cancel() }
@@ -104,9 +202,26 @@ extension CancellablePromise {
     /// If the chain is cancelled before `body` gets to run, `body` is skipped.
     @inlinable
     public func done(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) throws -> Void
+    ) -> CancellablePromise<Void> {
+        nonisolated(unsafe) let body = body
+        return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
+    }
+
+    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    public func done(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> Void
     ) -> CancellablePromise<Void> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
@@ -119,11 +234,31 @@ extension CancellablePromise {
     }
 
     /// Looks at the value and passes it on; throwing rejects the chain.
+    ///
+    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     @inlinable
     public func get(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) throws -> Void
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
+    }
+
+    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    public func get(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> Void
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .value) { result, sink in
             guard case .fulfilled(let value) = result else {
@@ -136,11 +271,31 @@ extension CancellablePromise {
     }
 
     /// Looks at the result, value or error, and passes it on.
+    ///
+    /// The body runs on the main queue if `tap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     @inlinable
     public func tap(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Result<T>) -> Void
+    ) -> CancellablePromise<T> {
+        nonisolated(unsafe) let body = body
+        return self.tap(on: defaultQueue(conf.Q.map, for: isolation, calling: "tap"), flags: flags, body)
+    }
+
+    /// `tap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().tap(on: nil) { logger.log("fetched: \($0)") }
+    /// ```
+    @inlinable
+    public func tap(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Result<T>) -> Void
     ) -> CancellablePromise<T> {
         chain(on: on, flags: flags, handling: .both) { result, sink in
             body(result)

@@ -7,99 +7,252 @@ public import PromiseCore
 extension CancellablePromise where T: Sequence {
     /// Transforms each element; the chain stays cancellable.
     ///
+    /// The body runs on the main queue if `mapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let names = fetchUsers().mapValues { $0.name }   // CancellablePromise<[String]>
     /// names.cancel()                                   // stops fetchUsers() if it is still running
     /// ```
     public func mapValues<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> U
     ) -> CancellablePromise<[U]> {
-        map(on: on, flags: flags) { try $0.map(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.mapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "mapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `mapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().mapValues(on: .global()) { $0.name }
+    /// ```
+    public func mapValues<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> U
+    ) -> CancellablePromise<[U]> {
+        mapUnchecked(on: on, flags: flags) { try $0.map(transform) }
     }
 
     /// Transforms each element into a sequence and concatenates them; the chain stays cancellable.
+    ///
+    /// The body runs on the main queue if `flatMapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     ///
     /// ```swift
     /// fetchAlbums().flatMapValues { $0.tracks }   // CancellablePromise<[Track]>
     /// ```
     public func flatMapValues<U: Sequence>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> U
     ) -> CancellablePromise<[U.Iterator.Element]> {
-        map(on: on, flags: flags) { try $0.flatMap(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.flatMapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "flatMapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `flatMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().flatMapValues(on: .global()) { $0.emails }
+    /// ```
+    public func flatMapValues<U: Sequence>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> U
+    ) -> CancellablePromise<[U.Iterator.Element]> {
+        mapUnchecked(on: on, flags: flags) { try $0.flatMap(transform) }
     }
 
     /// Transforms each element, dropping `nil`s; the chain stays cancellable.
+    ///
+    /// The body runs on the main queue if `compactMapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     ///
     /// ```swift
     /// fetchStrings().compactMapValues { Int($0) }   // CancellablePromise<[Int]>
     /// ```
     public func compactMapValues<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> U?
     ) -> CancellablePromise<[U]> {
-        map(on: on, flags: flags) { try $0.compactMap(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.compactMapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "compactMapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `compactMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchLines().compactMapValues(on: .global()) { Int($0) }
+    /// ```
+    public func compactMapValues<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> U?
+    ) -> CancellablePromise<[U]> {
+        mapUnchecked(on: on, flags: flags) { try $0.compactMap(transform) }
     }
 
     /// Starts a promise per element and waits for all of them (like `when(fulfilled:)`); the chain stays
     /// cancellable.
     ///
+    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// fetchIDs().thenMap { id in fetchUserPromise(id) }   // CancellablePromise<[User]>
     /// ```
     public func thenMap<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> U
     ) -> CancellablePromise<[U.T]> {
-        then(on: on, flags: flags) { when(fulfilled: try $0.map(transform)) }
+        nonisolated(unsafe) let transform = transform
+        return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
+    }
+
+    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
+    /// ```
+    public func thenMap<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> U
+    ) -> CancellablePromise<[U.T]> {
+        thenFollowing(on: on, flags: flags) { when(fulfilled: try $0.map(transform)) }
     }
 
     /// Starts a cancellable promise per element and waits for all of them. The promises belong to the chain:
     /// cancelling the result cancels those still pending, and the first failure cancels the others
     /// (`when(fulfilled:autoCancel: true)`).
     ///
+    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let users = fetchIDs().thenMap { id in download(user: id) }   // each a CancellablePromise<User>
     /// users.cancel()   // stops every download still running
     /// ```
     public func thenMap<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> CancellablePromise<U>
     ) -> CancellablePromise<[U]> {
-        then(on: on, flags: flags) { when(fulfilled: try $0.map(transform), autoCancel: true) }
+        nonisolated(unsafe) let transform = transform
+        return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
+    }
+
+    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
+    /// ```
+    public func thenMap<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> CancellablePromise<U>
+    ) -> CancellablePromise<[U]> {
+        thenFollowing(on: on, flags: flags) { when(fulfilled: try $0.map(transform), autoCancel: true) }
     }
 
     /// Starts a promise of a sequence per element, waits for all, and concatenates the results; the chain
     /// stays cancellable.
     ///
+    /// The body runs on the main queue if `thenFlatMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// fetchAlbums().thenFlatMap { album in fetchTracks(album) }   // CancellablePromise<[Track]>
     /// ```
     public func thenFlatMap<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) throws -> U
     ) -> CancellablePromise<[U.T.Iterator.Element]> where U.T: Sequence {
-        thenMap(on: on, flags: flags, transform).map(on: nil) { $0.flatMap { $0 } }
+        nonisolated(unsafe) let transform = transform
+        return self.thenFlatMap(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "thenFlatMap"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `thenFlatMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchIDs().thenFlatMap(on: .global()) { id in fetchEmails(id) }
+    /// ```
+    public func thenFlatMap<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) throws -> U
+    ) -> CancellablePromise<[U.T.Iterator.Element]> where U.T: Sequence {
+        thenMap(on: on, flags: flags, transform).mapUnchecked(on: nil, flags: nil) { $0.flatMap { $0 } }
     }
 
     /// Keeps the elements that pass the test; the chain stays cancellable.
+    ///
+    /// The body runs on the main queue if `filterValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     ///
     /// ```swift
     /// fetchUsers().filterValues { $0.isActive }
     /// ```
     public func filterValues(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ isIncluded: @escaping (T.Iterator.Element) -> Bool
     ) -> CancellablePromise<[T.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.filter(isIncluded) }
+        nonisolated(unsafe) let isIncluded = isIncluded
+        return self.filterValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "filterValues"),
+            flags: flags,
+            isIncluded
+        )
+    }
+
+    /// `filterValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().filterValues(on: .global()) { $0.isActive }
+    /// ```
+    public func filterValues(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ isIncluded: sending @escaping (T.Iterator.Element) -> Bool
+    ) -> CancellablePromise<[T.Iterator.Element]> {
+        mapUnchecked(on: on, flags: flags) { $0.filter(isIncluded) }
     }
 }
 
@@ -113,7 +266,7 @@ extension CancellablePromise where T: Sequence, T.Iterator.Element: Comparable {
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil
     ) -> CancellablePromise<[T.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.sorted() }
+        mapUnchecked(on: on, flags: flags) { $0.sorted() }
     }
 }
 
@@ -124,21 +277,44 @@ extension CancellablePromise where T: Collection {
     /// search(query).firstValue.done { open($0) }
     /// ```
     public var firstValue: CancellablePromise<T.Iterator.Element> {
-        map(on: nil) { try $0.firstElement() }
+        mapUnchecked(on: nil, flags: nil) { try $0.firstElement() }
     }
 
     /// The first element that passes `test`; rejects with `PMKError.emptySequence` if none does. The chain
     /// stays cancellable.
     ///
+    /// The body runs on the main queue if `firstValue` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// search(query).firstValue(where: { $0.isExactMatch })
     /// ```
     public func firstValue(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         where test: @escaping (T.Iterator.Element) -> Bool
     ) -> CancellablePromise<T.Iterator.Element> {
-        map(on: on, flags: flags) { try $0.firstElement(where: test) }
+        nonisolated(unsafe) let test = test
+        return self.firstValue(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "firstValue"),
+            flags: flags,
+            where: test
+        )
+    }
+
+    /// `firstValue` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().firstValue(on: .global()) { $0.isAdmin }
+    /// ```
+    public func firstValue(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        where test: sending @escaping (T.Iterator.Element) -> Bool
+    ) -> CancellablePromise<T.Iterator.Element> {
+        mapUnchecked(on: on, flags: flags) { try $0.firstElement(where: test) }
     }
 
     /// The last element; rejects with `PMKError.emptySequence` if there is none. The chain stays cancellable.
@@ -147,6 +323,6 @@ extension CancellablePromise where T: Collection {
     /// fetchMessages().lastValue.done { scroll(to: $0) }
     /// ```
     public var lastValue: CancellablePromise<T.Iterator.Element> {
-        map(on: nil) { try $0.lastElement() }
+        mapUnchecked(on: nil, flags: nil) { try $0.lastElement() }
     }
 }

@@ -16,23 +16,50 @@ public protocol CatchMixin: Thenable {}
 extension CatchMixin {
     /// Handles an error at the end of a chain.
     ///
+    /// The body runs on the main queue if `catch` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// fetchUser().done { show($0) }.catch { error in show(error) }
     /// ```
     ///
     /// - Parameters:
-    ///   - on: the queue `body` runs on; `nil` runs it inline.
     ///   - flags: work-item flags for the dispatch to `on`.
     ///   - policy: whether `body` sees cancellation errors. The default skips them.
     ///   - body: the error handler.
+    ///   - isolation: the caller's actor, which decides the default queue; leave the default.
     /// - Returns: a finalizer, to run something whether or not an error happened.
     @inlinable
     @discardableResult
     public func `catch`(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Void
+    ) -> PMKFinalizer {
+        nonisolated(unsafe) let body = body
+        return self.`catch`(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "catch"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `catch` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().catch(on: .global()) { error in logger.log("upload failed: \(error)") }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func `catch`(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) -> Void
     ) -> PMKFinalizer {
         let finalizer = PMKFinalizer()
         pipe { result in
@@ -51,22 +78,48 @@ extension CatchMixin {
 
     /// Replaces an error with the result of another promise.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// fetchFromNetwork().recover { _ in fetchFromCache() }
     /// ```
     ///
     /// - Parameters:
-    ///   - on: the queue `body` runs on; `nil` runs it inline.
     ///   - flags: work-item flags for the dispatch to `on`.
     ///   - policy: whether `body` sees cancellation errors; skipped errors pass through.
     ///   - body: returns the recovery; throwing rejects the chain with the thrown error.
+    ///   - isolation: the caller's actor, which decides the default queue; leave the default.
     /// - Returns: a promise that fulfills with the original value or resolves like the recovery.
     @inlinable
     public func recover<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) throws -> U
+    ) -> Promise<T> where U.T == T {
+        nonisolated(unsafe) let body = body
+        return self.recover(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @inlinable
+    public func recover<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) throws -> U
     ) -> Promise<T> where U.T == T {
         let promise = Promise<T>(state: nil)
         pipe { result in
@@ -90,15 +143,36 @@ extension CatchMixin {
 
     /// Replaces every error, cancellation included, with the value of a guarantee.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// let name: Guarantee<String> = fetchName().recover { _ in .value("Guest") }
     /// ```
     @inlinable
     @discardableResult
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Guarantee<T>
+    ) -> Guarantee<T> {
+        nonisolated(unsafe) let body = body
+        return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Error) -> Guarantee<T>
     ) -> Guarantee<T> {
         let box = Guarantee<T>(state: nil)
         pipe { result in
@@ -116,15 +190,35 @@ extension CatchMixin {
 
     /// Runs `body` when the promise resolves, either way, and passes the result on.
     ///
+    /// The body runs on the main queue if `ensure` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// spinner.start()
     /// fetchUser().ensure { spinner.stop() }.done { show($0) }.catch { show($0) }
     /// ```
     @inlinable
     public func ensure(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Void
+    ) -> Promise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensure(on: defaultQueue(conf.Q.return, for: isolation, calling: "ensure"), flags: flags, body)
+    }
+
+    /// `ensure` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensure(on: .global()) { try? FileManager.default.removeItem(at: temporaryFile) }
+    /// ```
+    @inlinable
+    public func ensure(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Void
     ) -> Promise<T> {
         let box = Promise<T>(state: nil)
         pipe { result in
@@ -139,19 +233,46 @@ extension CatchMixin {
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once
     /// it finishes.
     ///
+    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// upload(file).ensureThen { removeTemporaryFile() }   // returns Guarantee<Void>
     /// ```
     @inlinable
     public func ensureThen(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Guarantee<Void>
+    ) -> Promise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensureThen(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "ensureThen"),
+            flags: flags,
+            body
+        )
+    }
+
+    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
+    /// ```
+    @inlinable
+    public func ensureThen(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Guarantee<Void>
     ) -> Promise<T> {
         ensureThen(on: on, flags: flags) { Promise(body()) }
     }
 
     /// Runs a clean-up that can fail when the promise resolves, either way.
+    ///
+    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     ///
     /// The chain waits for the clean-up. If the clean-up rejects, the chain rejects with its error, even if
     /// the promise had fulfilled; otherwise the promise's own result passes on. `body` runs exactly once.
@@ -161,9 +282,30 @@ extension CatchMixin {
     /// ```
     @inlinable
     public func ensureThen(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Promise<Void>
+    ) -> Promise<T> {
+        nonisolated(unsafe) let body = body
+        return self.ensureThen(
+            on: defaultQueue(conf.Q.return, for: isolation, calling: "ensureThen"),
+            flags: flags,
+            body
+        )
+    }
+
+    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
+    /// ```
+    @inlinable
+    public func ensureThen(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Promise<Void>
     ) -> Promise<T> {
         let box = Promise<T>(state: nil)
         pipe { result in
@@ -196,15 +338,36 @@ extension CatchMixin {
 extension CatchMixin where T == Void {
     /// Handles every error, cancellation included, turning the chain into a guarantee.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// save(document).recover { error in log(error) }.done { close() }
     /// ```
     @inlinable
     @discardableResult
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) -> Void
+    ) -> Guarantee<Void> {
+        nonisolated(unsafe) let body = body
+        return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Error) -> Void
     ) -> Guarantee<Void> {
         recover(on: on, flags: flags) { (error: Error) -> Guarantee<Void> in
             body(error)
@@ -214,6 +377,9 @@ extension CatchMixin where T == Void {
 
     /// Handles an error, or rethrows it to keep the chain rejected.
     ///
+    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// save(document).recover { error in
     ///     guard error is DiskFullError else { throw error }
@@ -221,10 +387,33 @@ extension CatchMixin where T == Void {
     /// ```
     @inlinable
     public func recover(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
         policy: CatchPolicy = conf.catchPolicy,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (Error) throws -> Void
+    ) -> Promise<Void> {
+        nonisolated(unsafe) let body = body
+        return self.recover(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"),
+            flags: flags,
+            policy: policy,
+            body
+        )
+    }
+
+    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
+    /// ```
+    @inlinable
+    public func recover(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        policy: CatchPolicy = conf.catchPolicy,
+        _ body: sending @escaping (Error) throws -> Void
     ) -> Promise<Void> {
         let box = Promise<Void>(state: nil)
         pipe { result in
@@ -274,11 +463,31 @@ public final class PMKFinalizer: @unchecked Sendable {
     }
 
     /// Runs `body` once the chain has finished and any `catch` handler has run.
+    ///
+    /// The body runs on the main queue if `finally` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     @inlinable
     public func finally(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping () -> Void
+    ) {
+        nonisolated(unsafe) let body = body
+        self.finally(on: defaultQueue(conf.Q.return, for: isolation, calling: "finally"), flags: flags, body)
+    }
+
+    /// `finally` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// upload().catch(on: nil) { logger.log("\($0)") }.finally(on: nil) { semaphore.signal() }
+    /// ```
+    @inlinable
+    public func finally(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping () -> Void
     ) {
         box.append { _ in
             dispatch(on: on, flags: flags, body)

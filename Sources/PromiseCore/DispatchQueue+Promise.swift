@@ -17,7 +17,7 @@ extension DispatchQueue {
         group: DispatchGroup? = nil,
         qos: DispatchQoS = .default,
         flags: DispatchWorkItemFlags = [],
-        execute body: @escaping () -> T
+        execute body: sending @escaping () -> T
     ) -> Guarantee<T> {
         let box = UncheckedSendable(Guarantee<T>(state: nil))
         let work = UncheckedSendable(body)
@@ -37,7 +37,7 @@ extension DispatchQueue {
         group: DispatchGroup? = nil,
         qos: DispatchQoS = .default,
         flags: DispatchWorkItemFlags = [],
-        execute body: @escaping () throws -> T
+        execute body: sending @escaping () throws -> T
     ) -> Promise<T> {
         let box = UncheckedSendable(Promise<T>(state: nil))
         let work = UncheckedSendable(body)

@@ -3,76 +3,233 @@ public import Dispatch
 extension Guarantee where T: Sequence {
     /// Transforms each element.
     ///
+    /// The body runs on the main queue if `mapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// Guarantee.value([1, 2, 3]).mapValues { $0 * 2 }   // Guarantee<[Int]>
     /// ```
     public func mapValues<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) -> U
     ) -> Guarantee<[U]> {
-        map(on: on, flags: flags) { $0.map(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.mapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "mapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `mapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().mapValues(on: .global()) { $0.name }
+    /// ```
+    public func mapValues<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U]> {
+        mapUnchecked(on: on, flags: flags) { $0.map(transform) }
     }
 
     /// Transforms each element into a sequence and concatenates them.
+    ///
+    /// The body runs on the main queue if `flatMapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     public func flatMapValues<U: Sequence>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) -> U
     ) -> Guarantee<[U.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.flatMap(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.flatMapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "flatMapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `flatMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().flatMapValues(on: .global()) { $0.emails }
+    /// ```
+    public func flatMapValues<U: Sequence>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U.Iterator.Element]> {
+        mapUnchecked(on: on, flags: flags) { $0.flatMap(transform) }
     }
 
     /// Transforms each element, dropping `nil`s.
+    ///
+    /// The body runs on the main queue if `compactMapValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     public func compactMapValues<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) -> U?
     ) -> Guarantee<[U]> {
-        map(on: on, flags: flags) { $0.compactMap(transform) }
+        nonisolated(unsafe) let transform = transform
+        return self.compactMapValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "compactMapValues"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `compactMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchLines().compactMapValues(on: .global()) { Int($0) }
+    /// ```
+    public func compactMapValues<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) -> U?
+    ) -> Guarantee<[U]> {
+        mapUnchecked(on: on, flags: flags) { $0.compactMap(transform) }
     }
 
     /// Starts a guarantee per element and waits for all of them.
+    ///
+    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     ///
     /// ```swift
     /// Guarantee.value([1, 2]).thenMap { after(seconds: Double($0)).map { _ in $0 } }
     /// ```
     public func thenMap<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) -> Guarantee<U>
     ) -> Guarantee<[U]> {
-        then(on: on, flags: flags) { when(guarantees: $0.map(transform)) }
+        nonisolated(unsafe) let transform = transform
+        return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
+    }
+
+    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
+    /// ```
+    public func thenMap<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) -> Guarantee<U>
+    ) -> Guarantee<[U]> {
+        thenUnchecked(on: on, flags: flags) { when(guarantees: $0.map(transform)) }
     }
 
     /// Starts a guarantee of a sequence per element, waits for all, and concatenates the results.
+    ///
+    /// The body runs on the main queue if `thenFlatMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     public func thenFlatMap<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ transform: @escaping (T.Iterator.Element) -> U
     ) -> Guarantee<[U.T.Iterator.Element]> where U.T: Sequence {
-        then(on: on, flags: flags) { values in
+        nonisolated(unsafe) let transform = transform
+        return self.thenFlatMap(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "thenFlatMap"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `thenFlatMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchIDs().thenFlatMap(on: .global()) { id in fetchEmails(id) }
+    /// ```
+    public func thenFlatMap<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U.T.Iterator.Element]> where U.T: Sequence {
+        thenUnchecked(on: on, flags: flags) { values in
             when(guarantees: values.map { Guarantee<U.T>(assumingSuccessOf: transform($0)) })
         }
-        .map(on: nil) { $0.flatMap { $0 } }
+        .mapUnchecked(on: nil, flags: nil) { $0.flatMap { $0 } }
     }
 
     /// Keeps the elements that pass the test.
+    ///
+    /// The body runs on the main queue if `filterValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     public func filterValues(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ isIncluded: @escaping (T.Iterator.Element) -> Bool
     ) -> Guarantee<[T.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.filter(isIncluded) }
+        nonisolated(unsafe) let isIncluded = isIncluded
+        return self.filterValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "filterValues"),
+            flags: flags,
+            isIncluded
+        )
+    }
+
+    /// `filterValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUsers().filterValues(on: .global()) { $0.isActive }
+    /// ```
+    public func filterValues(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ isIncluded: sending @escaping (T.Iterator.Element) -> Bool
+    ) -> Guarantee<[T.Iterator.Element]> {
+        mapUnchecked(on: on, flags: flags) { $0.filter(isIncluded) }
     }
 
     /// Sorts the elements with `areInIncreasingOrder`.
+    ///
+    /// The body runs on the main queue if `sortedValues` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
     public func sortedValues(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ areInIncreasingOrder: @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool
     ) -> Guarantee<[T.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.sorted(by: areInIncreasingOrder) }
+        nonisolated(unsafe) let areInIncreasingOrder = areInIncreasingOrder
+        return self.sortedValues(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "sortedValues"),
+            flags: flags,
+            areInIncreasingOrder
+        )
+    }
+
+    /// `sortedValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchScores().sortedValues(on: .global())
+    /// ```
+    public func sortedValues(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ areInIncreasingOrder: sending @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool
+    ) -> Guarantee<[T.Iterator.Element]> {
+        mapUnchecked(on: on, flags: flags) { $0.sorted(by: areInIncreasingOrder) }
     }
 }
 
@@ -82,6 +239,6 @@ extension Guarantee where T: Sequence, T.Iterator.Element: Comparable {
         on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil
     ) -> Guarantee<[T.Iterator.Element]> {
-        map(on: on, flags: flags) { $0.sorted() }
+        mapUnchecked(on: on, flags: flags) { $0.sorted() }
     }
 }

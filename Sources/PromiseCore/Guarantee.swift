@@ -121,15 +121,36 @@ extension Guarantee where T == Void {
 extension Guarantee {
     /// Consumes the value.
     ///
+    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// after(seconds: 1).done { hideToast() }
     /// ```
     @inlinable
     @discardableResult
     public func done(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) -> Void
+    ) -> Guarantee<Void> {
+        nonisolated(unsafe) let body = body
+        return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
+    }
+
+    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func done(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) -> Void
     ) -> Guarantee<Void> {
         onValue(on: on, flags: flags) { value, box in
             body(value)
@@ -138,11 +159,31 @@ extension Guarantee {
     }
 
     /// Looks at the value and passes it on.
+    ///
+    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
     @inlinable
     public func get(
-        on: DispatchQueue? = conf.Q.return,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) -> Void
+    ) -> Guarantee<T> {
+        nonisolated(unsafe) let body = body
+        return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
+    }
+
+    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    public func get(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) -> Void
     ) -> Guarantee<T> {
         onValue(on: on, flags: flags) { value, box in
             body(value)
@@ -152,15 +193,43 @@ extension Guarantee {
 
     /// Transforms the value.
     ///
+    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// Guarantee.value(2).map { $0 * 21 }   // Guarantee<Int>
     /// ```
     @inlinable
     public func map<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping (T) -> U
     ) -> Guarantee<U> {
+        nonisolated(unsafe) let body = body
+        return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, body)
+    }
+
+    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
+    /// ```
+    @inlinable
+    public func map<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) -> U
+    ) -> Guarantee<U> {
+        mapUnchecked(on: on, flags: flags, body)
+    }
+
+    /// `map(on:flags:_:)` for a body that is not `sending` (the library's own steps, which capture generic
+    /// metatypes).
+    @inlinable
+    func mapUnchecked<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (T) -> U) -> Guarantee<U>
+    {
         onValue(on: on, flags: flags) { value, box in
             box.resolveInHandler(.fulfilled(body(value)))
         }
@@ -168,14 +237,45 @@ extension Guarantee {
 
     /// Runs `body` with the value and follows the guarantee it returns.
     ///
+    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// after(seconds: 1).then { after(seconds: 1) }
     /// ```
     @inlinable
     @discardableResult
     public func then<U>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping (T) -> Guarantee<U>
+    ) -> Guarantee<U> {
+        nonisolated(unsafe) let body = body
+        return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
+    }
+
+    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func then<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) -> Guarantee<U>
+    ) -> Guarantee<U> {
+        thenUnchecked(on: on, flags: flags, body)
+    }
+
+    /// `then(on:flags:_:)` for a body that is not `sending`.
+    @inlinable
+    func thenUnchecked<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) -> Guarantee<U>
     ) -> Guarantee<U> {
         onValue(on: on, flags: flags) { value, box in

@@ -33,20 +33,257 @@ public protocol Thenable: AnyObject {
 extension Thenable {
     /// Runs `body` with the value and follows the promise it returns.
     ///
+    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
     /// ```swift
     /// login().then { credentials in fetchAvatar(credentials) }
     /// ```
     ///
     /// - Parameters:
-    ///   - on: the queue `body` runs on; `nil` runs it inline.
     ///   - flags: work-item flags for the dispatch to `on`.
     ///   - body: returns the next step. Throwing rejects the chain; returning the promise `then` itself
     ///     returned rejects it with ``PMKError/returnedSelf``.
+    ///   - isolation: the caller's actor, which decides the default queue; leave the default.
     /// - Returns: a promise that resolves like the one `body` returns.
     @inlinable
     public func then<U: Thenable>(
-        on: DispatchQueue? = conf.Q.map,
         flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping (T) throws -> U
+    ) -> Promise<U.T> {
+        nonisolated(unsafe) let body = body
+        return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
+    }
+
+    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
+    /// ```
+    @inlinable
+    public func then<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> U
+    ) -> Promise<U.T> {
+        thenUnchecked(on: on, flags: flags, body)
+    }
+
+    /// Transforms the value.
+    ///
+    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
+    /// ```swift
+    /// fetchData().map { try JSONDecoder().decode(User.self, from: $0) }
+    /// ```
+    ///
+    /// - Returns: a promise for the transformed value, rejected if `transform` throws.
+    @inlinable
+    public func map<U>(
+        flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ transform: @escaping (T) throws -> U
+    ) -> Promise<U> {
+        nonisolated(unsafe) let transform = transform
+        return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, transform)
+    }
+
+    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
+    /// ```
+    @inlinable
+    public func map<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T) throws -> U
+    ) -> Promise<U> {
+        mapUnchecked(on: on, flags: flags, transform)
+    }
+
+    /// Transforms the value, rejecting with ``PMKError/compactMap(_:_:)`` when the transform returns `nil`.
+    ///
+    /// The body runs on the main queue if `compactMap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
+    /// ```swift
+    /// fetchData().compactMap { String(data: $0, encoding: .utf8) }
+    /// ```
+    @inlinable
+    public func compactMap<U>(
+        flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ transform: @escaping (T) throws -> U?
+    ) -> Promise<U> {
+        nonisolated(unsafe) let transform = transform
+        return self.compactMap(
+            on: defaultQueue(conf.Q.map, for: isolation, calling: "compactMap"),
+            flags: flags,
+            transform
+        )
+    }
+
+    /// `compactMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().compactMap(on: .global()) { String(data: $0, encoding: .utf8) }
+    /// ```
+    @inlinable
+    public func compactMap<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ transform: sending @escaping (T) throws -> U?
+    ) -> Promise<U> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            guard let transformed = try transform(value) else {
+                throw PMKError.compactMap(value, U.self)
+            }
+            box.resolveInHandler(.fulfilled(transformed))
+        }
+    }
+
+    /// Consumes the value at the end of a chain; follow it with `catch`.
+    ///
+    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
+    /// ```swift
+    /// fetchUser().done { user in show(user) }.catch { show($0) }
+    /// ```
+    @inlinable
+    public func done(
+        flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping (T) throws -> Void
+    ) -> Promise<Void> {
+        nonisolated(unsafe) let body = body
+        return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
+    }
+
+    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    public func done(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> Void
+    ) -> Promise<Void> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            try body(value)
+            box.resolveInHandler(.fulfilled(()))
+        }
+    }
+
+    /// Looks at the value and passes it on unchanged; throwing rejects the chain.
+    ///
+    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    ///
+    /// ```swift
+    /// fetchUser().get { cache.store($0) }.done { show($0) }
+    /// ```
+    @inlinable
+    public func get(
+        flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping (T) throws -> Void
+    ) -> Promise<T> {
+        nonisolated(unsafe) let body = body
+        return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
+    }
+
+    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
+    /// ```
+    @inlinable
+    public func get(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (T) throws -> Void
+    ) -> Promise<T> {
+        onFulfilled(on: on, flags: flags) { value, box in
+            try body(value)
+            box.resolveInHandler(.fulfilled(value))
+        }
+    }
+
+    /// Looks at the result, value or error, and passes it on unchanged.
+    ///
+    /// The body runs on the main queue if `tap` is called on the main actor (it may then use main-actor
+    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    ///
+    /// ```swift
+    /// fetchUser().tap { print("fetch finished: \($0)") }.done { show($0) }
+    /// ```
+    @inlinable
+    public func tap(
+        flags: DispatchWorkItemFlags? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping (Result<T>) -> Void
+    ) -> Promise<T> {
+        nonisolated(unsafe) let body = body
+        return self.tap(on: defaultQueue(conf.Q.map, for: isolation, calling: "tap"), flags: flags, body)
+    }
+
+    /// `tap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    ///
+    /// ```swift
+    /// fetchData().tap(on: nil) { logger.log("fetched: \($0)") }
+    /// ```
+    @inlinable
+    public func tap(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags? = nil,
+        _ body: sending @escaping (Result<T>) -> Void
+    ) -> Promise<T> {
+        let box = Promise<T>(state: nil)
+        pipe { result in
+            dispatch(on: on, flags: flags) {
+                body(result)
+                box.resolveInHandler(result)
+            }
+        }
+        return box
+    }
+
+    /// Discards the value.
+    ///
+    /// ```swift
+    /// let saved: Promise<Void> = save(document).asVoid()
+    /// ```
+    @inlinable
+    public func asVoid() -> Promise<Void> {
+        map(on: nil) { _ in }
+    }
+
+    // The library's own steps (the sequence helpers) go through these rather than the public `sending` forms: their
+    // closures capture generic metatypes, which a `sending` closure may not.
+
+    /// `then(on:flags:_:)` for a body that is not `sending`.
+    @inlinable
+    func thenUnchecked<U: Thenable>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) throws -> U
     ) -> Promise<U.T> {
         let promise = Promise<U.T>(state: nil)
@@ -74,106 +311,16 @@ extension Thenable {
         return promise
     }
 
-    /// Transforms the value.
-    ///
-    /// ```swift
-    /// fetchData().map { try JSONDecoder().decode(User.self, from: $0) }
-    /// ```
-    ///
-    /// - Returns: a promise for the transformed value, rejected if `transform` throws.
+    /// `map(on:flags:_:)` for a transform that is not `sending`.
     @inlinable
-    public func map<U>(
-        on: DispatchQueue? = conf.Q.map,
-        flags: DispatchWorkItemFlags? = nil,
+    func mapUnchecked<U>(
+        on: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
         _ transform: @escaping (T) throws -> U
     ) -> Promise<U> {
         onFulfilled(on: on, flags: flags) { value, box in
             box.resolveInHandler(.fulfilled(try transform(value)))
         }
-    }
-
-    /// Transforms the value, rejecting with ``PMKError/compactMap(_:_:)`` when the transform returns `nil`.
-    ///
-    /// ```swift
-    /// fetchData().compactMap { String(data: $0, encoding: .utf8) }
-    /// ```
-    @inlinable
-    public func compactMap<U>(
-        on: DispatchQueue? = conf.Q.map,
-        flags: DispatchWorkItemFlags? = nil,
-        _ transform: @escaping (T) throws -> U?
-    ) -> Promise<U> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            guard let transformed = try transform(value) else {
-                throw PMKError.compactMap(value, U.self)
-            }
-            box.resolveInHandler(.fulfilled(transformed))
-        }
-    }
-
-    /// Consumes the value at the end of a chain; follow it with `catch`.
-    ///
-    /// ```swift
-    /// fetchUser().done { user in show(user) }.catch { show($0) }
-    /// ```
-    @inlinable
-    public func done(
-        on: DispatchQueue? = conf.Q.return,
-        flags: DispatchWorkItemFlags? = nil,
-        _ body: @escaping (T) throws -> Void
-    ) -> Promise<Void> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            try body(value)
-            box.resolveInHandler(.fulfilled(()))
-        }
-    }
-
-    /// Looks at the value and passes it on unchanged; throwing rejects the chain.
-    ///
-    /// ```swift
-    /// fetchUser().get { cache.store($0) }.done { show($0) }
-    /// ```
-    @inlinable
-    public func get(
-        on: DispatchQueue? = conf.Q.return,
-        flags: DispatchWorkItemFlags? = nil,
-        _ body: @escaping (T) throws -> Void
-    ) -> Promise<T> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            try body(value)
-            box.resolveInHandler(.fulfilled(value))
-        }
-    }
-
-    /// Looks at the result, value or error, and passes it on unchanged.
-    ///
-    /// ```swift
-    /// fetchUser().tap { print("fetch finished: \($0)") }.done { show($0) }
-    /// ```
-    @inlinable
-    public func tap(
-        on: DispatchQueue? = conf.Q.map,
-        flags: DispatchWorkItemFlags? = nil,
-        _ body: @escaping (Result<T>) -> Void
-    ) -> Promise<T> {
-        let box = Promise<T>(state: nil)
-        pipe { result in
-            dispatch(on: on, flags: flags) {
-                body(result)
-                box.resolveInHandler(result)
-            }
-        }
-        return box
-    }
-
-    /// Discards the value.
-    ///
-    /// ```swift
-    /// let saved: Promise<Void> = save(document).asVoid()
-    /// ```
-    @inlinable
-    public func asVoid() -> Promise<Void> {
-        map(on: nil) { _ in }
     }
 
     /// Runs `body` on `on` when the value arrives; a rejection goes straight to the returned promise,

@@ -6,7 +6,7 @@ import Testing
 @Suite struct CancellablePromiseCatchTests {
     @Test func catchReturnsAFinalizerThatCanCancelTheChain() {
         let (root, _) = CancellablePromise<Int>.pending()
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         let finalizer = root.done(on: nil) { _ in trace.append("done") }
             .catch(on: nil, policy: .allErrors) { trace.append("catch \($0.isCancelled)") }
         finalizer.finally(on: nil) { trace.append("finally") }
@@ -21,7 +21,7 @@ import Testing
         #expect(recovered.value == 5)
 
         let (root, _) = CancellablePromise<Int>.pending()
-        var called = false
+        nonisolated(unsafe) var called = false
         let passed = root.recover(on: nil) { _ -> Promise<Int> in
             called = true
             return .value(0)
@@ -53,7 +53,7 @@ import Testing
 
     /// Issue 14, item 1: PromiseKit's two Void forms, on a cancellable chain.
     @Test func voidRecoverHandlesEveryErrorAndStaysCancellable() {
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let recovered = CancellablePromise<Void>(error: TestError()).recover(on: nil) { seen.append("\(type(of: $0))") }
         #expect(recovered.isFulfilled)
         #expect(seen == ["TestError"])
@@ -66,7 +66,7 @@ import Testing
         #expect(seen.last == "cancellation")
 
         // Cancelling the recovered promise itself cancels the work and skips the body.
-        var cancelHandlerRuns = 0
+        nonisolated(unsafe) var cancelHandlerRuns = 0
         let work = CancellablePromise<Void> { _ in { cancelHandlerRuns += 1 } }
         let chain = work.done(on: nil) {}.recover(on: nil) { _ in seen.append("not expected") }
         #expect(chain.cancel())
@@ -86,14 +86,14 @@ import Testing
         }
         #expect(rethrown.error is TestCancellation)
 
-        var called = false
+        nonisolated(unsafe) var called = false
         let (upstream, _) = CancellablePromise<Void>.pending()
         let passed = upstream.recover(on: nil) { (_: Error) throws in called = true }
         upstream.cancel()
         #expect(!called)
         #expect(passed.isCancelled)
 
-        var cancelHandlerRuns = 0
+        nonisolated(unsafe) var cancelHandlerRuns = 0
         let work = CancellablePromise<Void> { _ in { cancelHandlerRuns += 1 } }
         let chain = work.recover(on: nil) { (_: Error) throws in called = true }
         chain.cancel()
@@ -137,7 +137,7 @@ import Testing
         #expect(cancelHandlerRuns == 1)
 
         // The promises thenMap's transform starts belong to the chain: cancelling it cancels them.
-        var started: [CancellablePromise<Int>] = []
+        nonisolated(unsafe) var started: [CancellablePromise<Int>] = []
         let ids = CancellablePromise.value([1, 2])
         let all = ids.thenMap(on: nil) { id -> CancellablePromise<Int> in
             let (promise, _) = CancellablePromise<Int>.pending()
@@ -150,7 +150,7 @@ import Testing
     }
 
     @Test func ensureRunsForEveryOutcomeIncludingCancellation() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let (root, _) = CancellablePromise<Int>.pending()
         let ensured = root.ensure(on: nil) { runs += 1 }
         ensured.cancel()
@@ -169,7 +169,7 @@ import Testing
         #expect(waited.value == 1)
 
         let error = TestError()
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let failed = CancellablePromise.value(1).ensureThen(on: nil) { () -> Promise<Void> in
             runs += 1
             return Promise(error: error)
@@ -179,7 +179,7 @@ import Testing
     }
 
     @Test func ensureThenRunsWhenTheChainIsCancelled() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let (root, _) = CancellablePromise<Int>.pending()
         let chain = root.ensureThen(on: nil) { () -> Promise<Void> in
             runs += 1

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct CancellablePromiseChainingTests {
     @Test func chainMethodsReturnCancellablePromisesThatTransformValues() {
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let root = CancellablePromise.value(2)
         let mapped: CancellablePromise<Int> = root.map(on: nil) { $0 * 10 }
         let compacted: CancellablePromise<Int> = mapped.compactMap(on: nil) { $0 > 5 ? $0 + 1 : nil }

@@ -102,10 +102,10 @@ import Testing
     @Test("§5.4 default catch skips cancellation, .allErrors sees it, ensure always runs")
     func catchPoliciesAndEnsure() {
         let (promise, _, _) = Self.work()
-        var defaultCaught = false
-        var allErrorsCaught: Error?
-        var ensured = false
-        var finallyRan = false
+        nonisolated(unsafe) var defaultCaught = false
+        nonisolated(unsafe) var allErrorsCaught: Error?
+        nonisolated(unsafe) var ensured = false
+        nonisolated(unsafe) var finallyRan = false
         promise.ensure(on: nil) { ensured = true }.catch(on: nil) { _ in defaultCaught = true }
             .finally(on: nil) { finallyRan = true }
         promise.catch(on: nil, policy: .allErrors) { allErrorsCaught = $0 }

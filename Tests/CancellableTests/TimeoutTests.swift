@@ -21,7 +21,7 @@ import Testing
     @Test func theDefaultCatchSeesATimeout() {
         let scheduler = ManualScheduler()
         let (work, _, _) = CancellationSemanticsTests.work()
-        var caught: Error?
+        nonisolated(unsafe) var caught: Error?
         Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 1) }.catch(on: nil) { caught = $0 }
         scheduler.advance(by: .seconds(1))
         #expect(caught is TimeoutError)

@@ -40,7 +40,7 @@ import Testing
     @Test("2.2.2 onFulfilled runs once, after fulfilment, with the value")
     func onFulfilledRunsOnceAfterFulfilment() {
         let (promise, resolver) = Promise<Int>.pending()
-        var calls: [Int] = []
+        nonisolated(unsafe) var calls: [Int] = []
         _ = promise.done(on: nil) { calls.append($0) }
         #expect(calls.isEmpty)
         resolver.fulfill(5)
@@ -51,7 +51,7 @@ import Testing
     @Test("2.2.3 onRejected runs once, after rejection, with the reason")
     func onRejectedRunsOnceAfterRejection() {
         let (promise, resolver) = Promise<Int>.pending()
-        var reasons: [Error] = []
+        nonisolated(unsafe) var reasons: [Error] = []
         promise.catch(on: nil) { reasons.append($0) }
         #expect(reasons.isEmpty)
         let reason = TestError()
@@ -77,7 +77,7 @@ import Testing
     @Test("2.2.6 `then` may be called many times; handlers run in the order of their calls")
     func multipleHandlersRunInOrder() {
         let (promise, resolver) = Promise<Int>.pending()
-        var order: [String] = []
+        nonisolated(unsafe) var order: [String] = []
         _ = promise.done(on: nil) { _ in order.append("a") }
         _ = promise.map(on: nil) { _ in order.append("b") }
         promise.catch(on: nil) { _ in order.append("never") }

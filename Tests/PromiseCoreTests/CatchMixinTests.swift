@@ -6,19 +6,19 @@ import Testing
 @Suite struct CatchMixinTests {
     @Test func catchSeesRejections() {
         let error = TestError()
-        var caught: Error?
+        nonisolated(unsafe) var caught: Error?
         Promise<Int>(error: error).catch(on: nil) { caught = $0 }
         #expect(caught as? TestError == error)
     }
 
     @Test func catchDoesNotRunForFulfilment() {
-        var caught = false
+        nonisolated(unsafe) var caught = false
         Promise.value(1).catch(on: nil) { _ in caught = true }
         #expect(!caught)
     }
 
     @Test func defaultPolicySkipsCancellation() {
-        var caught: [Error] = []
+        nonisolated(unsafe) var caught: [Error] = []
         Promise<Int>(error: PMKError.cancelled).catch(on: nil, policy: .allErrorsExceptCancellation) {
             caught.append($0)
         }
@@ -30,19 +30,19 @@ import Testing
 
     @Test func defaultCatchPolicyIsAllErrorsExceptCancellation() {
         #expect(conf.catchPolicy == .allErrorsExceptCancellation)
-        var caught = false
+        nonisolated(unsafe) var caught = false
         Promise<Int>(error: PMKError.cancelled).catch(on: nil) { _ in caught = true }
         #expect(!caught)
     }
 
     @Test func allErrorsPolicySeesCancellation() {
-        var caught: Error?
+        nonisolated(unsafe) var caught: Error?
         Promise<Int>(error: PMKError.cancelled).catch(on: nil, policy: .allErrors) { caught = $0 }
         #expect(caught?.isCancelled == true)
     }
 
     @Test func finallyRunsAfterCatchWhetherOrNotItFailed() {
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         Promise<Int>(error: TestError())
             .catch(on: nil) { _ in trace.append("catch") }
             .finally(on: nil) { trace.append("finally") }
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func recoverWithDefaultPolicyLetsCancellationThrough() {
-        var called = false
+        nonisolated(unsafe) var called = false
         let passed = Promise<Int>(error: PMKError.cancelled)
             .recover(on: nil, policy: .allErrorsExceptCancellation) { _ -> Promise<Int> in
                 called = true
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func voidRecoverForms() {
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let guarantee: Guarantee<Void> = Promise<Void>(error: TestError()).recover(on: nil) { _ in seen.append("g") }
         #expect(guarantee.isFulfilled)
         let handled = Promise<Void>(error: TestError()).recover(on: nil, policy: .allErrors) { (_: Error) throws in
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func ensureRunsEitherWayInChainOrder() {
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         let (promise, resolver) = Promise<Int>.pending()
         let ensured =
             promise
@@ -124,7 +124,7 @@ import Testing
         #expect(trace == ["get", "ensure", "done"])
         #expect(ensured.isFulfilled)
 
-        var ran = false
+        nonisolated(unsafe) var ran = false
         let error = TestError()
         let rejected = Promise<Int>(error: error).ensure(on: nil) { ran = true }
         #expect(ran)
@@ -141,7 +141,7 @@ import Testing
 
     @Test func ensureThenWithAPromiseWaitsAndItsFailureFailsTheChain() {
         let (cleanup, cleanupResolver) = Promise<Void>.pending()
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let chained = Promise.value(1).ensureThen(on: nil) { () -> Promise<Void> in
             runs += 1
             return cleanup
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func ensureThenWithAPromiseRunsOnceOnRejectionAndKeepsTheOriginalError() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let error = TestError()
         let chained = Promise<Int>(error: error).ensureThen(on: nil) { () -> Promise<Void> in
             runs += 1

@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func chainMethodsStayGuarantees() {
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let result: Guarantee<Void> = Guarantee.value(2)
             .get(on: nil) { seen.append("get \($0)") }
             .map(on: nil) { $0 * 10 }

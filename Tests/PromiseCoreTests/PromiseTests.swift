@@ -98,12 +98,12 @@ import Testing
     }
 
     @Test func bodyRunsOnceAndEveryObserverSeesTheSameResult() {
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         let promise = Promise<Tracked> { seal in
             runs += 1
             seal.fulfill(Tracked())
         }
-        var seen: [Tracked] = []
+        nonisolated(unsafe) var seen: [Tracked] = []
         for _ in 0..<3 {
             _ = promise.done(on: nil) { seen.append($0) }
         }

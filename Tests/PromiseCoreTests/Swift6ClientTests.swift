@@ -38,6 +38,31 @@ func fetchNameWithATask(_ name: String) -> Promise<String> {
 }
 
 @Suite struct Swift6ClientTests {
+    // Where a body passed without `on:` runs (Docs/Design/0001): on the main queue if it was written on the main
+    // actor, whatever `conf` says; on `conf`'s queue if it was written outside any actor.
+    @Test @MainActor func aBodyWrittenOnTheMainActorRunsOnTheMainQueueWhateverConfSays() {
+        // `DispatchQueue.main` makes a new wrapper on each access on Linux: compare labels.
+        #expect(defaultQueue(.global(), for: #isolation, calling: "map")?.label == DispatchQueue.main.label)
+        #expect(defaultQueue(nil, for: #isolation, calling: "map")?.label == DispatchQueue.main.label)
+    }
+
+    @Test func aBodyWrittenOutsideAnyActorRunsOnConfsQueue() {
+        let queue = DispatchQueue(label: "configured")
+        #expect(defaultQueue(queue, for: #isolation, calling: "map") === queue)
+        #expect(defaultQueue(nil, for: #isolation, calling: "map") == nil)
+    }
+
+    @Test @MainActor func aMainActorMapBodyRunsOnTheMainQueue() async {
+        // Under `swift test` on Linux the main queue is not always drained by the main thread: mark the queue.
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        let onMain = await withCheckedContinuation { continuation in
+            _ = fetchName("ada").map { _ in continuation.resume(returning: DispatchQueue.getSpecific(key: key) == true)
+            }
+        }
+        #expect(onMain)
+    }
+
     @Test @MainActor func mainActorViewModelUpdatesItsStateOnTheMainQueue() async {
         let model = ProfileViewModel()
         await withCheckedContinuation { continuation in

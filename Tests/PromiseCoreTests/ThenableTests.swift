@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func rejectionSkipsFulfilmentHandlers() {
-        var called = false
+        nonisolated(unsafe) var called = false
         let error = TestError()
         let chained = Promise<Int>(error: error).map(on: nil) { _ in called = true }
         #expect(!called)
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func doneConsumesAndGetPassesThrough() {
-        var seen: [Int] = []
+        nonisolated(unsafe) var seen: [Int] = []
         let got = Promise.value(4).get(on: nil) { seen.append($0) }
         #expect(got.value == 4)
         let done = got.done(on: nil) { seen.append($0 + 1) }
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func tapSeesTheResultAndPassesItOn() {
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let error = TestError()
         let fulfilled = Promise.value(1).tap(on: nil) { seen.append("\($0.isFulfilled)") }
         let rejected = Promise<Int>(error: error).tap(on: nil) { seen.append("\($0.isFulfilled)") }
@@ -93,7 +93,7 @@ import Testing
 
     @Test func handlersRunInTheOrderTheyWereAdded() {
         let (promise, resolver) = Promise<Int>.pending()
-        var order: [Int] = []
+        nonisolated(unsafe) var order: [Int] = []
         for index in 0..<10 {
             _ = promise.done(on: nil) { _ in order.append(index) }
         }
@@ -112,7 +112,7 @@ import Testing
 
     @Test func onNilRunsInlineOnTheResolvingThread() {
         let (promise, resolver) = Promise<Int>.pending()
-        var ran = false
+        nonisolated(unsafe) var ran = false
         _ = promise.done(on: nil) { _ in ran = true }
         #expect(!ran)
         resolver.fulfill(1)
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func userResolutionInsideAnInlineHandlerRunsItsHandlersSynchronously() {
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         _ = Promise.value(1).done(on: nil) { _ in
             let (inner, resolver) = Promise<Int>.pending()
             _ = inner.map(on: nil) { $0 + 1 }.done(on: nil) { trace.append("inner \($0)") }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct TrampolineTests {
     @Test func branchesRunInHandlerOrderDepthFirst() {
         let (root, resolver) = Promise<Int>.pending()
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         let left = root.map(on: nil) { value -> Int in
             trace.append("left")
             return value
@@ -23,7 +23,7 @@ import Testing
 
     @Test func aChainResolvedFromInsideAnotherChainCompletesBeforeTheOuterHandlerReturns() {
         let (inner, innerResolver) = Promise<Int>.pending()
-        var trace: [String] = []
+        nonisolated(unsafe) var trace: [String] = []
         _ = inner.map(on: nil) { $0 + 1 }.map(on: nil) { $0 + 1 }.done(on: nil) { trace.append("inner \($0)") }
         _ = Promise.value(0).done(on: nil) { _ in
             innerResolver.fulfill(1)

@@ -54,7 +54,8 @@ func isReleased<Watched: Thenable>(_ build: () -> Watched) -> Bool {
 /// A `then` loop: round i waits for its work, then its body returns round i+1's promise. The driver fulfils
 /// each round's work in turn (no recursion while building), leaving the last round pending. The bodies hold the
 /// loop `unowned` (it holds the current round's resolver): dropping the loop drops the last round's work.
-final class Loop {
+/// `@unchecked Sendable`: the bodies run `on: nil`, on the one thread that drives the loop.
+final class Loop: @unchecked Sendable {
     var resolvers: Resolver<Void>?
     var cancelledRounds = Counter()
 

@@ -75,7 +75,7 @@ struct PromiseCoreContestant: Contestant {
     }
 
     func createFulfilMap(_ count: Int) -> Double? {
-        var sum = 0
+        nonisolated(unsafe) var sum = 0
         return measure(units: count) {
             for index in 0..<count {
                 let (promise, resolver) = Promise<Int>.pending()
@@ -169,7 +169,7 @@ struct PromiseCoreContestant: Contestant {
 // PromiseCore: item 6's rows and the cancellation workloads.
 extension PromiseCoreContestant {
     func createMapDone(_ count: Int) -> Double? {
-        var sum = 0
+        nonisolated(unsafe) var sum = 0
         return measure(units: count) {
             for index in 0..<count {
                 let (promise, resolver) = Promise<Int>.pending()

@@ -4,6 +4,9 @@ public import PromiseCore
 
 /// Runs `body` until it fulfils, up to `attempts` times, waiting between attempts; `cancel()` stops it all.
 ///
+/// The body runs on the main queue if `retry` is called on the main actor (it may then use main-actor
+/// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+///
 /// ```swift
 /// let download = retry(3, delay: 1, backoff: 2) {   // waits 1 s, then 2 s
 ///     session.cancellableData(from: url)
@@ -27,18 +30,45 @@ public import PromiseCore
 ///   - delay: seconds to wait after the first failure.
 ///   - backoff: each later delay is the previous one times this (`1`, the default, keeps it constant; `2`
 ///     doubles it).
-///   - on: where attempts after the first start; `nil` starts them on the timer's thread.
 ///   - shouldRetry: whether a failure is worth another attempt; by default every failure that is not a
 ///     cancellation is.
 ///   - body: makes one attempt; kept until the retry ends, so it should make a new promise each time rather
 ///     than capture one (a body holding its own pending attempt would form a reference cycle).
+///   - isolation: the caller's actor, which decides the default queue; leave the default.
 public func retry<U: Thenable>(
     _ attempts: Int,
     delay: TimeInterval = 0,
     backoff: Double = 1,
-    on: DispatchQueue? = conf.Q.map,
     when shouldRetry: @escaping (Error) -> Bool = { _ in true },
+    isolation: isolated (any Actor)? = #isolation,
     _ body: @escaping () throws -> U
+) -> CancellablePromise<U.T> {
+    nonisolated(unsafe) let shouldRetry = shouldRetry
+    nonisolated(unsafe) let body = body
+    return retry(
+        attempts,
+        delay: delay,
+        backoff: backoff,
+        on: defaultQueue(conf.Q.map, for: isolation, calling: "retry"),
+        when: shouldRetry,
+        body
+    )
+}
+
+/// `retry` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
+/// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
+/// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+///
+/// ```swift
+/// retry(3, delay: 1, on: .global()) { upload(file) }
+/// ```
+public func retry<U: Thenable>(
+    _ attempts: Int,
+    delay: TimeInterval = 0,
+    backoff: Double = 1,
+    on: DispatchQueue?,
+    when shouldRetry: sending @escaping (Error) -> Bool = { _ in true },
+    _ body: sending @escaping () throws -> U
 ) -> CancellablePromise<U.T> {
     guard attempts >= 1, delay >= 0, delay.isFinite, backoff >= 0, backoff.isFinite else {
         return CancellablePromise(error: PMKError.badInput)

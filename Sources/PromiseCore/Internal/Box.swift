@@ -191,3 +191,32 @@ package func dispatch(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _
         queue.async { work.value() }
     }
 }
+
+/// The queue a handler passed without `on:` runs on: `configured` (a queue of ``conf``) for a handler written
+/// outside any actor, the main queue for one written on the main actor — which may use the main actor's state,
+/// so it must run there whatever ``conf`` says. A handler written on another actor belongs to that actor and
+/// cannot be run synchronously on it from a queue: that is a programming error, reported at the call.
+///
+/// - Parameters:
+///   - configured: the queue of ``conf`` for this kind of handler.
+///   - isolation: the actor the caller is isolated to (`#isolation`), or `nil`.
+///   - method: the public method, for the error message.
+@inlinable
+package func defaultQueue(
+    _ configured: DispatchQueue?,
+    for isolation: (any Actor)?,
+    calling method: StaticString
+) -> DispatchQueue? {
+    guard let isolation else { return configured }
+    if isolation === MainActor.shared { return .main }
+    wrongActor(isolation, calling: method)
+}
+
+@usableFromInline
+func wrongActor(_ isolation: any Actor, calling method: StaticString) -> Never {
+    preconditionFailure(
+        "PromiseCore: `\(method)` was called without `on:` on actor \(type(of: isolation)). Its body belongs to that "
+            + "actor, but the library runs handlers on dispatch queues, not on actors. Pass `on:` (the body then "
+            + "runs off the actor and cannot use its state), or `await` the promise inside the actor."
+    )
+}
