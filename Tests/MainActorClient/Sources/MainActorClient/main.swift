@@ -1,0 +1,85 @@
+// Everything declared here is @MainActor (default isolation), as in a new Xcode app target. The everyday code
+// compiles without ceremony, and each body runs where it may: main-actor bodies on the main thread, `on:` bodies
+// where `on:` says. Exits 0 once every check passed; 1 on a failed check or after 30 seconds.
+import Cancellable
+import Dispatch
+import Foundation
+import PromiseCore
+
+struct Item { let id: Int }
+func parse(_ raw: Int) -> Item { Item(id: raw) }  // main actor
+
+nonisolated func fetch(_ id: Int) -> Promise<Int> {
+    Promise { seal in DispatchQueue.global().async { seal.fulfill(id) } }
+}
+
+nonisolated func download(_ id: Int) -> CancellablePromise<Int> {
+    CancellablePromise { resolver in
+        let work = DispatchWorkItem { resolver.fulfill(id) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: work)
+        return { work.cancel() }
+    }
+}
+
+func check(_ condition: Bool, _ what: String) {
+    guard condition else {
+        print("FAIL: \(what)")
+        exit(1)
+    }
+    print("ok: \(what)")
+}
+
+final class Loader {
+    var items: [Item] = []
+    var status = "idle"
+    var cancelled = false
+
+    func load(_ ids: [Int]) -> Promise<Void> {
+        status = "loading"
+        return when(fulfilled: ids.map(fetch))
+            .map(on: .global()) { raws in (raws.map { $0 * 2 }, Thread.isMainThread) }  // nonisolated work only
+            .map { raws, wasMain in
+                check(!wasMain, "an on: .global() body runs off the main thread")
+                check(Thread.isMainThread, "a default-queue map body written on the main actor runs on the main thread")
+                return raws.map(parse)  // main-actor code, on the main actor
+            }
+            .get { _ in self.status = "parsed" }
+            .done { items in self.items = items }
+            .recover { _ in self.status = "failed" }
+            .ensure { check(Thread.isMainThread, "ensure runs on the main thread") }
+    }
+
+    func startDownload() -> CancellablePromise<Void> {
+        download(1)
+            .map(on: nil) { $0 + 1 }
+            .done { _ in self.status = "downloaded" }
+    }
+}
+
+let loader = Loader()
+let savedMap = conf.Q.map
+conf.Q.map = .global()  // a setting for bodies written outside any actor; main-actor bodies still run on main
+loader.load([1, 2, 3])
+    .done {
+        conf.Q.map = savedMap
+        check(loader.items.map(\.id) == [2, 4, 6], "the main-actor loader updated its items")
+        check(loader.status == "parsed", "get updated main-actor state")
+        let download = loader.startDownload()
+        download.catch(policy: .allErrors) { error in
+            loader.cancelled = error.isCancelled
+            check(Thread.isMainThread, "catch runs on the main thread")
+        }
+        .finally {
+            check(loader.cancelled, "cancelling the download rejected the chain with a cancellation")
+            print("main-actor client: all checks passed")
+            exit(0)
+        }
+        download.cancel()
+    }
+    .catch { error in check(false, "unexpected error \(error)") }
+
+DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
+    print("FAIL: timed out")
+    exit(1)
+}
+RunLoop.main.run()  // on the main thread, which drains the main queue (dispatchMain() would not, on Linux)
