@@ -57,7 +57,11 @@ CALLS = {
     "ensureThen": "_ = promise.ensureThen({on}) {{ let raw = 0; _ = {use}; return Guarantee.value(()) }}",
     "finally": "promise.catch({on}) {{ _ in }}.finally({on}) {{ let raw = 0; _ = {use} }}",
     "mapValues": "_ = promise.map({on}) {{ [$0] }}.mapValues({on}) {{ raw in {use} }}",
+    "retry(when:)": "_ = retry(2, {onsep}when: {{ _ in let raw = 0; return {use} > 0 }}) {{ promise }}",
 }
+# Closures that may run off the main actor even without `on:` (retry's `shouldRetry` runs on the rejecting
+# thread): their control must fail to compile as well.
+NO_CONTROL = {"retry(when:)"}
 EXPECTED = re.compile(r"error: .*(main actor-isolated|loses global actor)")
 
 
@@ -80,11 +84,18 @@ for mode, flags in MODES.items():
         cases = [(method, what, use) for method in CALLS for what, use in USES.items() if method == "map" or what == "main-actor function"]
         for method, what, use in cases:
             def source_for(on):
-                call = CALLS[method].format(on=on, use=use)
+                call = CALLS[method].format(on=on, onsep=on + ", " if on else "", use=use)
                 return DECLARATIONS.format(annotation=annotation, promise=promise, call=call)
             control = source_for("")
             status, output = typecheck(control, flags)
-            if status != 0:
+            if method in NO_CONTROL:
+                checked += 1
+                if status == 0 or not EXPECTED.search(output):
+                    print(f"FAIL not rejected as expected: {mode}, {promise} {method} (no on:) using a {what}")
+                    failures += 1
+                else:
+                    print(f"ok   rejected: {mode}, {promise} {method} (no on:) using a {what}")
+            elif status != 0:
                 print(f"FAIL control ({mode}, {promise}.{method}, {what}, default queue) does not compile:\n{output}")
                 failures += 1
                 continue

@@ -24,7 +24,7 @@ extension CatchMixin {
     /// ```
     ///
     /// - Parameters:
-    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - flags: work-item flags for the dispatch to the default queue.
     ///   - policy: whether `body` sees cancellation errors. The default skips them.
     ///   - body: the error handler.
     ///   - isolation: the caller's actor, which decides the default queue; leave the default.
@@ -86,7 +86,7 @@ extension CatchMixin {
     /// ```
     ///
     /// - Parameters:
-    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - flags: work-item flags for the dispatch to the default queue.
     ///   - policy: whether `body` sees cancellation errors; skipped errors pass through.
     ///   - body: returns the recovery; throwing rejects the chain with the thrown error.
     ///   - isolation: the caller's actor, which decides the default queue; leave the default.

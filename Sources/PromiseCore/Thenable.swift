@@ -41,7 +41,7 @@ extension Thenable {
     /// ```
     ///
     /// - Parameters:
-    ///   - flags: work-item flags for the dispatch to `on`.
+    ///   - flags: work-item flags for the dispatch to the default queue.
     ///   - body: returns the next step. Throwing rejects the chain; returning the promise `then` itself
     ///     returned rejects it with ``PMKError/returnedSelf``.
     ///   - isolation: the caller's actor, which decides the default queue; leave the default.

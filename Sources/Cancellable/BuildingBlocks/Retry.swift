@@ -4,8 +4,9 @@ public import PromiseCore
 
 /// Runs `body` until it fulfils, up to `attempts` times, waiting between attempts; `cancel()` stops it all.
 ///
-/// The body runs on the main queue if `retry` is called on the main actor (it may then use main-actor
-/// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+/// Attempts after the first start on the main queue if `retry` is called on the main actor (`body` may then use
+/// main-actor state), otherwise on `conf.Q.map`; on another actor, pass `on:`. `shouldRetry` runs inline on the
+/// rejecting thread, so it is `sending` in both forms: it cannot use main-actor state.
 ///
 /// ```swift
 /// let download = retry(3, delay: 1, backoff: 2) {   // waits 1 s, then 2 s
@@ -14,8 +15,8 @@ public import PromiseCore
 /// stopButton.onTap = { download.cancel() }   // cancels the running attempt or the pending delay
 /// ```
 ///
-/// - The first attempt starts at once, on the calling thread; each later one starts on `on` once its delay has
-///   passed. An attempt that `body` makes cancellable (a ``CancellablePromise``) is cancelled with the retry.
+/// - The first attempt starts at once, on the calling thread; each later one starts on the queue above once its
+///   delay has passed. An attempt that `body` makes cancellable (a ``CancellablePromise``) is cancelled with the retry.
 /// - An attempt that rejects is retried if attempts remain and `shouldRetry` returns `true` for its error
 ///   (it runs inline, on the rejecting thread); otherwise the promise rejects with that error. A body that
 ///   throws counts as an attempt that rejected.
@@ -39,11 +40,10 @@ public func retry<U: Thenable>(
     _ attempts: Int,
     delay: TimeInterval = 0,
     backoff: Double = 1,
-    when shouldRetry: @escaping (Error) -> Bool = { _ in true },
+    when shouldRetry: sending @escaping (Error) -> Bool = { _ in true },
     isolation: isolated (any Actor)? = #isolation,
     _ body: @escaping () throws -> U
 ) -> CancellablePromise<U.T> {
-    nonisolated(unsafe) let shouldRetry = shouldRetry
     nonisolated(unsafe) let body = body
     return retry(
         attempts,
@@ -55,9 +55,9 @@ public func retry<U: Thenable>(
     )
 }
 
-/// `retry` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-/// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-/// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+/// `retry` with attempts after the first started on `on`: a queue you choose, or `nil` for the timer's thread.
+/// The first attempt runs on the calling thread. `body` and `shouldRetry` may run off the main actor, so they are
+/// `sending`: in Swift 6, using main-actor state in them is a compile-time error.
 ///
 /// ```swift
 /// retry(3, delay: 1, on: .global()) { upload(file) }
