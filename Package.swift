@@ -41,10 +41,11 @@ let package = Package(
             dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot.
+        // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot;
+        // the Swift 6 apps article's view model also runs against the loopback server.
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession"],
+            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession", "LoopbackHTTPServer"],
             swiftSettings: swiftSettings
         ),
         // Resolving, cancelling and releasing long chains and then-loops, each in a child process (SPEC §5.9);

@@ -27,6 +27,8 @@ def generate(article: pathlib.Path) -> str:
     source = article.relative_to(ROOT)
     name = re.sub(r"\W", "_", article.stem)
     parts = [HEADER.format(source=source), IMPORTS, NETWORKING]
+    if "@Observable" in text:
+        parts.append("import Observation\n")
     for index, block in enumerate(blocks):
         lines = [line for line in block.splitlines() if not line.startswith("import ")]
         code = [line for line in lines if line.strip() and not line.strip().startswith("//")]
