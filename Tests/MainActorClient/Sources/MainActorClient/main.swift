@@ -1,6 +1,9 @@
 // Everything declared here is @MainActor (default isolation), as in a new Xcode app target. The everyday code
 // compiles without ceremony, and each body runs where it may: main-actor bodies on the main thread, `on:` bodies
 // where `on:` says. Exits 0 once every check passed; 1 on a failed check or after 30 seconds.
+//
+// `MainActorClient wrong-actor` starts a chain without `on:` inside another actor, which must stop at the call
+// with a message (.ci/run checks the message and the failure).
 import Cancellable
 import Dispatch
 import Foundation
@@ -38,8 +41,9 @@ final class Loader {
         status = "loading"
         return when(fulfilled: ids.map(fetch))
             .map(on: .global()) { raws in (raws.map { $0 * 2 }, Thread.isMainThread) }  // nonisolated work only
+            .map(on: nil) { raws, wasMain in (raws, wasMain || Thread.isMainThread) }  // inline, where resolved
             .map { raws, wasMain in
-                check(!wasMain, "an on: .global() body runs off the main thread")
+                check(!wasMain, "on: .global() and on: nil bodies run off the main thread")
                 check(Thread.isMainThread, "a default-queue map body written on the main actor runs on the main thread")
                 return raws.map(parse)  // main-actor code, on the main actor
             }
@@ -49,6 +53,15 @@ final class Loader {
             .ensure { check(Thread.isMainThread, "ensure runs on the main thread") }
     }
 
+    /// Guarantees and the sequence helpers, written on the main actor: their bodies run there too.
+    func rank(_ raws: [Int]) -> Guarantee<[Item]> {
+        Guarantee.value(raws)
+            .map { raws in raws.sorted() }
+            .thenMap { raw in Guarantee.value(parse(raw)) }
+            .filterValues { item in item.id > 0 }
+            .get { _ in check(Thread.isMainThread, "guarantee and sequence-helper bodies run on the main thread") }
+    }
+
     func startDownload() -> CancellablePromise<Void> {
         download(1)
             .map(on: nil) { $0 + 1 }
@@ -56,14 +69,36 @@ final class Loader {
     }
 }
 
+/// A store on an actor other than the main actor: the library cannot run a body on it, so a chain started here
+/// without `on:` must stop with a message.
+actor Store {
+    var count = 0
+    func refresh(_ promise: Promise<Int>) {
+        promise.done { value in self.count = value }.cauterize()
+    }
+}
+
+if CommandLine.arguments.dropFirst().first == "wrong-actor" {
+    Task { await Store().refresh(.value(1)) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
+        print("FAIL: the chain on another actor did not stop")
+        exit(1)
+    }
+    RunLoop.main.run()
+}
+
 let loader = Loader()
 let savedMap = conf.Q.map
 conf.Q.map = .global()  // a setting for bodies written outside any actor; main-actor bodies still run on main
 loader.load([1, 2, 3])
-    .done {
+    .then { () -> Promise<[Item]> in
         conf.Q.map = savedMap
         check(loader.items.map(\.id) == [2, 4, 6], "the main-actor loader updated its items")
         check(loader.status == "parsed", "get updated main-actor state")
+        return Promise(loader.rank([3, 0, 1, 2]))
+    }
+    .done { ranked in
+        check(ranked.map(\.id) == [1, 2, 3], "thenMap and filterValues ran their main-actor bodies")
         let download = loader.startDownload()
         download.catch(policy: .allErrors) { error in
             loader.cancelled = error.isCancelled
