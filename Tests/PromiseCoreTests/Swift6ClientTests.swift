@@ -63,6 +63,25 @@ func fetchNameWithATask(_ name: String) -> Promise<String> {
         #expect(onMain)
     }
 
+    @Test @MainActor func bodiesWithOnRunWhereOnSaysAndTheRestOnTheMainQueue() async {
+        let key = DispatchSpecificKey<String>()
+        let background = DispatchQueue(label: "background")
+        let resolving = DispatchQueue(label: "resolving")
+        for (queue, name) in [(DispatchQueue.main, "main"), (background, "background"), (resolving, "resolving")] {
+            queue.setSpecific(key: key, value: name)
+        }
+        let (promise, seal) = Promise<Void>.pending()
+        let places = await withCheckedContinuation { continuation in
+            promise
+                .map(on: background) { [key] in DispatchQueue.getSpecific(key: key) }
+                .map(on: nil) { [key] first in [first, DispatchQueue.getSpecific(key: key)] }  // inline, where resolved
+                .done { places in continuation.resume(returning: places + [DispatchQueue.getSpecific(key: key)]) }
+                .cauterize()
+            resolving.async { seal.fulfill(()) }
+        }
+        #expect(places == ["background", "background", "main"])
+    }
+
     @Test @MainActor func mainActorViewModelUpdatesItsStateOnTheMainQueue() async {
         let model = ProfileViewModel()
         await withCheckedContinuation { continuation in
