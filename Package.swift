@@ -8,6 +8,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "PromiseCore",
+    // The oldest systems Swift Concurrency runs on (back-deployed): the library uses `Task` and `async` throughout.
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "PromiseCore", targets: ["PromiseCore"]),
         .library(name: "Cancellable", targets: ["Cancellable"]),
@@ -48,7 +50,7 @@ let package = Package(
             dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession", "LoopbackHTTPServer"],
             swiftSettings: swiftSettings
         ),
-        // Resolving, cancelling and releasing long chains and then-loops, each in a child process (SPEC §5.9);
+        // Resolving, cancelling and releasing long chains and then-loops, each in a child process (Guarantees, rule 9);
         // .ci/run runs it in debug and release builds.
         .executableTarget(
             name: "stack-safety",

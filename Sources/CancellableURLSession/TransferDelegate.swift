@@ -63,7 +63,11 @@ final class TransferDelegate: @unchecked Sendable {
             body.append(data)
         case .file(let handle, _):
             do {
-                try handle.write(contentsOf: data)
+                if #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
+                    try handle.write(contentsOf: data)
+                } else {
+                    handle.write(data)  // the only write before those versions; it cannot report an error
+                }
             } catch {
                 fileError = error
                 dataTask.cancel()

@@ -39,7 +39,7 @@ import Testing
         let promise = CancellablePromise { () async throws -> Int in
             started.continuation.yield()
             do {
-                try await Task.sleep(for: .seconds(600))
+                try await Task.sleep(nanoseconds: 600_000_000_000)
             } catch {
                 sawCancellation.withLock { $0 = Task.isCancelled }
                 throw error

@@ -7,13 +7,15 @@ import Testing
 /// `Generated/` — against a real HTTP server: every state change happens on the main actor, progress arrives in
 /// order, Stop and the timeout close the connection.
 @MainActor
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized)
 struct DownloadViewModelTests {
-    typealias State = DownloadViewModel.State
-
     /// Every state the model passes through, as an observer on the main actor sees it (a change that is
     /// overwritten before the observer runs again is not seen), until `isFinal` holds.
-    func states(of model: DownloadViewModel, until isFinal: (State) -> Bool) async -> [State] {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)  // DownloadViewModel is @Observable
+    func states(
+        of model: DownloadViewModel,
+        until isFinal: (DownloadViewModel.State) -> Bool
+    ) async -> [DownloadViewModel.State] {
         var seen = [model.state]
         while !isFinal(model.state) {
             await withCheckedContinuation { continuation in
@@ -32,7 +34,8 @@ struct DownloadViewModelTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("view-model-\(UUID()).bin")
     }
 
-    @Test func downloadsToTheEndWithProgressInOrder() async throws {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test(.timeLimit(.minutes(1))) func downloadsToTheEndWithProgressInOrder() async throws {
         let body = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 30_000, bytesPerSecond: 2_000_000) }
         defer { server.stop() }
@@ -52,7 +55,8 @@ struct DownloadViewModelTests {
         #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "in order: \(fractions)")
     }
 
-    @Test func stopClosesTheConnectionAndLeavesNoFile() async throws {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test(.timeLimit(.minutes(1))) func stopClosesTheConnectionAndLeavesNoFile() async throws {
         let server = try LoopbackHTTPServer { _ in
             .body(Data(count: 20_000_000), chunkSize: 16_384, bytesPerSecond: 2_000_000)
         }
@@ -84,7 +88,8 @@ struct DownloadViewModelTests {
         #expect(model.state == .stopped)
     }
 
-    @Test func aStalledServerTimesOut() async throws {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test(.timeLimit(.minutes(1))) func aStalledServerTimesOut() async throws {
         let server = try LoopbackHTTPServer { _ in .stall }
         defer { server.stop() }
         let destination = temporaryFile()

@@ -5,6 +5,7 @@ import PackageDescription
 // features. Its own package, so that the library keeps tools version 6.0. .ci/run runs it.
 let package = Package(
     name: "MainActorClient",
+    platforms: [.macOS(.v10_15)],
     dependencies: [.package(name: "PromiseCore", path: "../..")],
     targets: [
         .executableTarget(
