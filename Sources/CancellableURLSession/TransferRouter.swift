@@ -7,17 +7,27 @@ import FoundationNetworking
 /// The delegate of a session made by `URLSession.withProgressReporting(configuration:)`: hands each task's
 /// callbacks to that task's ``TransferDelegate``.
 ///
-/// Per-task delegates (`URLSessionTask.delegate`) would do this on Apple platforms, but FoundationNetworking on
-/// Linux never calls them; a session delegate works on both.
+/// A session delegate works everywhere: FoundationNetworking on Linux never calls per-task delegates
+/// (`URLSessionTask.delegate`). On Apple platforms from macOS 12 and iOS 15, a router made with `perTask: true`
+/// is also set as one task's own delegate, for sessions without a delegate of their own.
 final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked Sendable: `transfers` is only touched under `lock`.
     private let lock = NSLock()
     private var transfers: [Int: TransferDelegate] = [:]
+    private let perTask: Bool
+
+    init(perTask: Bool = false) {
+        self.perTask = perTask
+    }
 
     func register(_ transfer: TransferDelegate, for task: URLSessionTask) {
         lock.lock()
         transfers[task.taskIdentifier] = transfer
         lock.unlock()
+        #if !canImport(FoundationNetworking)
+        // The task keeps its delegate until it completes.
+        if perTask, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) { task.delegate = self }
+        #endif
     }
 
     private func transfer(for task: URLSessionTask, removing: Bool = false) -> TransferDelegate? {

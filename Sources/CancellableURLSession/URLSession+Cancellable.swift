@@ -7,6 +7,23 @@ public import FoundationNetworking
 #endif
 
 extension URLSession {
+    /// Who hands a new task's callbacks to its `TransferDelegate`: the session's own router (a session made by
+    /// ``withProgressReporting(configuration:delegateQueue:)``); on Apple platforms from macOS 12 and iOS 15, a
+    /// router set as the task's own delegate when the session has no delegate (`URLSession.shared`), so that
+    /// such sessions report live progress too; otherwise none, and the task uses a completion handler.
+    /// FoundationNetworking on Linux never calls per-task delegates.
+    fileprivate var transferRouter: TransferRouter? {
+        if let router = delegate as? TransferRouter { return router }
+        #if !canImport(FoundationNetworking)
+        if delegate == nil, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
+            return TransferRouter(perTask: true)
+        }
+        #endif
+        return nil
+    }
+}
+
+extension URLSession {
     /// Makes a session whose cancellable transfers report progress as bytes arrive and stream downloads
     /// straight to disk.
     ///
@@ -15,9 +32,11 @@ extension URLSession {
     /// session.cancellableData(from: url) { print($0.fractionCompleted ?? 0) }
     /// ```
     ///
-    /// Any session works with the `cancellable…` methods; this one is needed for live progress because
-    /// FoundationNetworking on Linux reports bytes only to a session's delegate. Its delegate belongs to the
-    /// library: do not use the session with delegate-based APIs of your own.
+    /// Any session works with the `cancellable…` methods; this one is needed for live progress on Linux, where
+    /// FoundationNetworking reports bytes only to a session's delegate, and on Apple platforms before macOS 12
+    /// and iOS 15 (later ones report live progress on any session without a delegate, such as
+    /// `URLSession.shared`). Its delegate belongs to the library: do not use the session with delegate-based
+    /// APIs of your own.
     public static func withProgressReporting(
         configuration: URLSessionConfiguration = .default,
         delegateQueue: OperationQueue? = nil
@@ -34,7 +53,8 @@ extension URLSession {
     /// ```
     ///
     /// - Parameter progress: bytes received so far — as they arrive on a session made by
-    ///   ``withProgressReporting(configuration:delegateQueue:)``, once at the end on any other session.
+    ///   ``withProgressReporting(configuration:delegateQueue:)`` (or, from macOS 12 and iOS 15, on a session
+    ///   without a delegate), once at the end on any other session.
     /// - Returns: the body and the response. A status outside 200–299 rejects with ``HTTPStatusError``
     ///   (carrying the response and the body); a network failure rejects with the `URLError`.
     public func cancellableData(
@@ -43,7 +63,7 @@ extension URLSession {
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
         CancellablePromise { resolver in
             let task: URLSessionTask
-            if let router = delegate as? TransferRouter {
+            if let router = transferRouter {
                 task = dataTask(with: request)
                 router.register(
                     TransferDelegate(resolver: resolver, sink: .memory, reportsUpload: false, progress: progress),
@@ -101,7 +121,7 @@ extension URLSession {
         }
         return CancellablePromise { resolver in
             let task: URLSessionTask
-            if let router = delegate as? TransferRouter {
+            if let router = transferRouter {
                 task = dataTask(with: request)
                 let transfer = TransferDelegate(
                     resolver: resolver,
@@ -131,7 +151,7 @@ extension URLSession {
     /// ```
     ///
     /// - Parameter progress: bytes *sent* so far (live on a ``withProgressReporting(configuration:delegateQueue:)``
-    ///   session, once at the end otherwise).
+    ///   session, or from macOS 12 and iOS 15 on a session without a delegate; once at the end otherwise).
     public func cancellableUpload(
         for request: URLRequest,
         from body: Data,
@@ -143,7 +163,7 @@ extension URLSession {
         }
         return CancellablePromise { resolver in
             let task: URLSessionTask
-            if let router = delegate as? TransferRouter {
+            if let router = transferRouter {
                 task = uploadTask(with: request, from: body)
                 router.register(
                     TransferDelegate(resolver: resolver, sink: .memory, reportsUpload: true, progress: progress),
