@@ -13,7 +13,7 @@ for module in PromiseCore Cancellable CancellableURLSession; do
     cp "$graphs/$module.symbols.json" "$work/"
     cp "$graphs/$module@"*.symbols.json "$work/" 2> /dev/null || true
     mkdir -p .build/docs
-    docc convert "Docs/$module.docc" \
+    docc convert "Sources/$module/$module.docc" \
         --additional-symbol-graph-dir "$work" \
         --fallback-display-name "$module" \
         --fallback-bundle-identifier "org.promisecore.$module" \

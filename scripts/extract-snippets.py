@@ -47,7 +47,7 @@ def main() -> int:
     check = "--check" in sys.argv
     OUT.mkdir(parents=True, exist_ok=True)
     expected = {}
-    for article in sorted(ROOT.glob("Docs/*.docc/*.md")):
+    for article in sorted(ROOT.glob("Sources/*/*.docc/*.md")):
         catalog = article.parent.stem
         expected[OUT / f"{catalog}_{article.stem}.swift"] = generate(article)
     stale = [path for path, content in expected.items() if not path.exists() or path.read_text() != content]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns a `promise-benchmarks --json FILE` run into an SVG bar chart of each contestant's ratio to the floor.
 
-    python3 Benchmarks/scripts/chart.py results.json Docs/performance-chart.svg
+    python3 Benchmarks/scripts/chart.py results.json Sources/PromiseCore/PromiseCore.docc/performance-chart.svg
 
 Bars use a log scale (ratios run from ~0.3× to ~20×); the floor is the line at 1×, lower is better.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the Markdown results table of Docs/Performance.md from a `promise-benchmarks --json FILE` run.
+"""Prints the Markdown results table of the Performance article (Sources/PromiseCore/PromiseCore.docc/Performance.md) from a `promise-benchmarks --json FILE` run.
 
     python3 Benchmarks/scripts/table.py results.json
 """

@@ -25,7 +25,7 @@ public import PromiseCore
 public final class CancellablePromise<T>: Thenable, CatchMixin {
     // The hot path — create, link, cancel, resolve — is `@inlinable`, so that it is specialised in the
     // caller's module (as PromiseCore's is): unspecialised generic code looks up generic metadata at run time,
-    // which was half of the instructions of a cancelled `map` (Docs/Performance.md).
+    // which was half of the instructions of a cancelled `map` (the Performance article).
 
     /// The underlying promise; its box is resolved only through the cancellation state machine.
     @usableFromInline

@@ -46,7 +46,7 @@ public struct PendingPromise: Sendable, CustomStringConvertible {
 /// pending only because what they wait for is, and that is listed.
 ///
 /// In release builds nothing is recorded (``recordsCreationSites`` is `false`), no site is passed on, and
-/// ``pendingPromises(createdAfter:)`` is always empty: the benchmark's rows are unchanged (Docs/Performance.md).
+/// ``pendingPromises(createdAfter:)`` is always empty: the benchmark's rows are unchanged (the Performance article).
 /// Recording costs a dictionary insertion under a global lock per promise, in debug builds only.
 public enum PromiseDiagnostics {
     /// A point in the sequence of recorded promises; see ``pendingPromises(createdAfter:)``.

@@ -1,5 +1,5 @@
 // Stack safety of every path — resolving, cancelling, releasing — on long chains and long `then` loops
-// (SPEC §5.9). Each scenario runs in a child process of this program, so a stack overflow is a reported
+// (Guarantees, rule 9). Each scenario runs in a child process of this program, so a stack overflow is a reported
 // failure, not a dead test run.
 //
 //     swift run stack-safety                    # every scenario: 1M on an 8 MiB main thread, 100k on 512 KiB

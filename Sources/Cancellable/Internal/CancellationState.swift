@@ -1,7 +1,7 @@
 import PromiseCore
 
 /// The cancellation state machine of one ``CancellablePromise``: the single place where a cancel racing a
-/// resolution is decided (SPEC §5.3).
+/// resolution is decided (Guarantees, rule 3).
 ///
 /// A pure value, in the style of swift-async-algorithms' state machines: each event is a `mutating` method
 /// that changes the state and returns an *action* — what the owner must do. The owner calls it under its lock
