@@ -235,14 +235,14 @@ struct CancellationState {
     @usableFromInline
     mutating func takeReleasedWhenOrphaned() -> OnCancelList {
         guard !cancelsCallbacksOnResolution else { return OnCancelList() }
-        var all = takeCallbacks()
+        let all = takeCallbacks()
         var released = OnCancelList()
-        for entry in all.removeAll() {
-            if entry.isKeptWhenOrphaned {
-                callbacks.append(entry)
-            } else {
-                released.append(entry)
-            }
+        // Entry by entry, without gathering them into an array first: most lists have one entry, stored inline.
+        if let first = all.first {
+            if first.isKeptWhenOrphaned { callbacks.append(first) } else { released.append(first) }
+        }
+        for entry in all.rest {
+            if entry.isKeptWhenOrphaned { callbacks.append(entry) } else { released.append(entry) }
         }
         return released
     }
@@ -315,14 +315,19 @@ struct OnCancelList {
             rest.append(entry)
         }
     }
+}
 
-    /// Empties the list and returns its entries, in order.
+extension OnCancelList {
+    /// What to hand to the release loop, which takes the only reference: the entry itself when there is one (its
+    /// closure or object fits in an `Any` without a heap box), the whole list otherwise.
     @usableFromInline
-    mutating func removeAll() -> [OnCancelEntry] {
-        guard let head = first else { return [] }
-        let entries = [head] + rest
-        self = OnCancelList()
-        return entries
+    consuming func releasePayload() -> Any {
+        guard rest.isEmpty, let first else { return self }
+        switch first {
+        case .action(let callback): return callback
+        case .vote(let vote): return vote
+        case .cancelPromise(let cancelPromise): return cancelPromise
+        }
     }
 }
 
@@ -398,13 +403,15 @@ final class LockedCancellationState: @unchecked Sendable {
             _ = carryOut(.cancel(callbacks), reason: reason)
             return
         }
-        releaseWithoutRecursion(consume action)
+        guard case .orphaned(let entries) = consume action else { return }
+        releaseWithoutRecursion((consume entries).releasePayload())
     }
 
     deinit {
         if !state.callbacks.isEmpty {
             let callbacks = state.takeCallbacks()
-            releaseWithoutRecursion(consume callbacks)  // the only reference: a copy kept here would nest
+            // The only reference: a copy kept here would be released after the loop, nested.
+            releaseWithoutRecursion((consume callbacks).releasePayload())
         }
     }
 }

@@ -39,6 +39,8 @@ struct Trampoline {
         var isDraining = false
         /// What nested releases handed over, released by the outermost ``release(_:)`` call.
         var releases: [Any] = []
+        /// An empty list with capacity, kept between batches (see ``release(_:)``).
+        var spareReleases: [Any] = []
         var isReleasing = false
     }
 
@@ -94,18 +96,21 @@ struct Trampoline {
             // time is not safe here: the optimiser may destroy the popped element inside the inlined
             // `removeLast()`, before the array's count is written back, and a nested `release` would then
             // append to an array in the middle of being mutated.
-            var batch: [Any] = []
+            var batch = state.pointee.spareReleases
             swap(&batch, &state.pointee.releases)
-            Self.destroy(consume batch)
+            Self.destroyElements(of: &batch)
+            // Keep the emptied buffer for the next batch: a thread that releases one dropped promise after
+            // another then allocates no list at all.
+            state.pointee.spareReleases = batch
         }
         state.pointee.isReleasing = false
     }
 
-    /// Destroys a batch of released payloads; out of line, so that nothing of it moves into the caller's
-    /// access to the shared list.
+    /// Destroys the payloads of a batch and keeps its capacity; out of line, so that nothing of it moves into the
+    /// caller's access to the shared list (what the destruction drops is appended to that list, not to `batch`).
     @inline(never)
-    private static func destroy(_ batch: consuming [Any]) {
-        _ = consume batch
+    private static func destroyElements(of batch: inout [Any]) {
+        batch.removeAll(keepingCapacity: true)
     }
 }
 
