@@ -36,7 +36,8 @@ extension URLSession {
     /// FoundationNetworking reports bytes only to a session's delegate, and on Apple platforms before macOS 12
     /// and iOS 15 (later ones report live progress on any session without a delegate, such as
     /// `URLSession.shared`). Its delegate belongs to the library: do not use the session with delegate-based
-    /// APIs of your own.
+    /// APIs of your own. Like any session with a delegate, it lives until it is invalidated: call
+    /// `finishTasksAndInvalidate()` when you no longer need it (running transfers finish first).
     public static func withProgressReporting(
         configuration: URLSessionConfiguration = .default,
         delegateQueue: OperationQueue? = nil

@@ -181,6 +181,26 @@ import FoundationNetworking
         #expect(reports.current > 0)
     }
 
+    /// A session keeps its delegate until it is invalidated: one made per transfer is invalidated right after the
+    /// transfer starts, which lets the transfer finish and then frees the session.
+    @Test(arguments: Mode.allCases)
+    func aSessionInvalidatedRightAfterTheTransferStartsStillCompletesIt(mode: Mode) async throws {
+        let body = Self.payload(300_000)
+        let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 30_000, bytesPerSecond: 3_000_000) }
+        defer { server.stop() }
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID()).bin")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let session = makeSession(mode)
+        let reports = Shared(0)
+        let download = session.cancellableDownload(for: URLRequest(url: server.url("/file")), to: destination) { _ in
+            reports.increment()
+        }
+        session.finishTasksAndInvalidate()
+        let (url, _) = try await download.async()
+        #expect(try Data(contentsOf: url) == body)
+        #expect(mode == .anySession ? reports.current == 1 : reports.current > 1, "\(reports.current) reports")
+    }
+
     @Test(arguments: Mode.allCases)
     func uploadSendsTheBodyAndReportsProgress(mode: Mode) async throws {
         let server = try LoopbackHTTPServer { _ in .echo }

@@ -50,6 +50,7 @@ func snippet_CancellableDownloads_6() async throws {
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
     }
+    session.finishTasksAndInvalidate()           // the session is freed once the download ends
     stopButton.onTap { download.cancel() }
 }
 

@@ -10,10 +10,14 @@ import FoundationNetworking
 
 // Sources/Cancellable/Cancellable.docc/GettingStarted.md, block 1
 final class DownloadController {
+    private let session = URLSession.withProgressReporting()
     private var download: CancellablePromise<(url: URL, response: URLResponse)>?
 
+    deinit {
+        session.finishTasksAndInvalidate()   // a session keeps its delegate until it is invalidated
+    }
+
     func start(_ url: URL, to file: URL) {
-        let session = URLSession.withProgressReporting()
         let download = session.cancellableDownload(for: URLRequest(url: url), to: file) { progress in
             print("\(Int((progress.fractionCompleted ?? 0) * 100))%")
         }

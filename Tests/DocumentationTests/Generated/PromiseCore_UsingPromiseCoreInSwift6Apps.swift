@@ -87,8 +87,9 @@ final class ProgressModel {
     var fraction = 0.0
 
     func watch(_ source: URL, into destination: URL) -> CancellablePromise<(url: URL, response: URLResponse)> {
-        URLSession.withProgressReporting().cancellableDownload(for: URLRequest(url: source), to: destination) {
-            [weak self] progress in
+        let session = URLSession.withProgressReporting()
+        defer { session.finishTasksAndInvalidate() }          // freed once this transfer ends
+        return session.cancellableDownload(for: URLRequest(url: source), to: destination) { [weak self] progress in
             DispatchQueue.main.async { self?.fraction = progress.fractionCompleted ?? 0 }
         }
     }
@@ -116,6 +117,10 @@ final class DownloadViewModel {
 
     init(timeLimit: TimeInterval = 600) {
         self.timeLimit = timeLimit
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()   // a session keeps its delegate until it is invalidated
     }
 
     func start(from source: URL, to destination: URL) {
