@@ -201,6 +201,35 @@ import FoundationNetworking
         #expect(mode == .anySession ? reports.current == 1 : reports.current > 1, "\(reports.current) reports")
     }
 
+    /// `URLRequest.timeoutInterval` bounds a stall — the wait for the next bytes — not the whole transfer; that is
+    /// what `timeout(seconds:)` is for.
+    @Test(arguments: Mode.allCases)
+    func aRequestsTimeoutIntervalBoundsAStallNotTheWholeTransfer(mode: Mode) async throws {
+        let body = Self.payload(30_000)
+        // 1.5 s in all, a chunk every 100 ms: longer than the interval, but never silent for as long.
+        let slow = try LoopbackHTTPServer { _ in .body(body, chunkSize: 2_000, bytesPerSecond: 20_000) }
+        defer { slow.stop() }
+        var request = URLRequest(url: slow.url("/slow"))
+        request.timeoutInterval = 1  // whole seconds: FoundationNetworking fails at once under one second
+        var started = Date()
+        let (data, _) = try await makeSession(mode).cancellableData(for: request).async()
+        #expect(data == body)
+        #expect(Date().timeIntervalSince(started) > 1.2, "the transfer outlasted the interval")
+
+        let stalled = try LoopbackHTTPServer { _ in .stall }
+        defer { stalled.stop() }
+        request.url = stalled.url("/stalled")
+        started = Date()
+        let result = await makeSession(mode).cancellableData(for: request).asPromise().asResult().async()
+        let elapsed = Date().timeIntervalSince(started)
+        guard case .failure(let error) = result else {
+            Issue.record("a stalled transfer must fail")
+            return
+        }
+        #expect((error as? URLError)?.code == .timedOut, "\(error)")
+        #expect(elapsed > 0.9 && elapsed < 5, "failed after \(elapsed) s")
+    }
+
     @Test(arguments: Mode.allCases)
     func uploadSendsTheBodyAndReportsProgress(mode: Mode) async throws {
         let server = try LoopbackHTTPServer { _ in .echo }

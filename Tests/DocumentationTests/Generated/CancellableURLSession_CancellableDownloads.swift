@@ -56,6 +56,14 @@ func snippet_CancellableDownloads_6() async throws {
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
 func snippet_CancellableDownloads_7() async throws {
+    var request = URLRequest(url: isoURL)
+    request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
+    let limited = URLSession.shared.cancellableDownload(for: request, to: file)
+        .timeout(seconds: 3_600)                 // and the whole download must finish within the hour
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
+func snippet_CancellableDownloads_8() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
