@@ -58,8 +58,10 @@ func snippet_CancellableDownloads_6() async throws {
 func snippet_CancellableDownloads_7() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
-    let limited = URLSession.shared.cancellableDownload(for: request, to: file)
+    URLSession.shared.cancellableDownload(for: request, to: file)
         .timeout(seconds: 3_600)                 // and the whole download must finish within the hour
+        .done { url, _ in install(from: url) }
+        .catch { show($0) }
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
