@@ -15,8 +15,8 @@ final class TransferDelegate: @unchecked Sendable {
     enum Sink {
         /// Collect the body in memory.
         case memory
-        /// Write the body to a file as it arrives.
-        case file(FileHandle, URL)
+        /// Write the body to a partial file as it arrives; it replaces the destination on success.
+        case file(FileHandle, PartialFile)
     }
 
     private let resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>
@@ -47,10 +47,10 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        if case .file(let handle, let url) = sink, !response.isSuccess {
+        if case .file(let handle, let partial) = sink, !response.isSuccess {
             // An error body is not the file the caller asked for: keep it for the error instead.
             try? handle.close()
-            try? FileManager.default.removeItem(at: url)
+            partial.remove()
             sink = .memory
         }
         completionHandler(.allow)
@@ -97,18 +97,19 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        var fileURL: URL?
-        if case .file(let handle, let url) = sink {
+        var partial: PartialFile?
+        if case .file(let handle, let file) = sink {
             try? handle.close()
-            fileURL = url
+            partial = file
         }
         if let error = fileError ?? error {
-            if let fileURL { try? FileManager.default.removeItem(at: fileURL) }
+            partial?.remove()
             // A cancelled task means the promise was cancelled: it is already rejected, and this is ignored.
             resolver.reject(error)
             return
         }
         guard let response = response ?? task.response else {
+            partial?.remove()
             resolver.reject(URLError(.badServerResponse))
             return
         }
@@ -116,7 +117,13 @@ final class TransferDelegate: @unchecked Sendable {
             resolver.reject(HTTPStatusError(response: http, body: body))
             return
         }
-        resolver.fulfill((body, fileURL, response))
+        guard let partial else { return resolver.fulfill((body, nil, response)) }
+        do {
+            try partial.commit()
+            resolver.fulfill((body, partial.destination, response))
+        } catch {
+            resolver.reject(error)
+        }
     }
 }
 

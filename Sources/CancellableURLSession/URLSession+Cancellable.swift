@@ -101,9 +101,11 @@ extension URLSession {
     /// download.done { url, _ in open(url) }
     /// ```
     ///
-    /// The destination is created (or emptied) before the request starts: one that cannot be written rejects
-    /// at once with the file system's error, and nothing is sent. If the transfer fails, is cancelled, or the
-    /// status is outside 200–299 (``HTTPStatusError``), no file is left behind.
+    /// The body is written to a hidden file next to the destination (`.<name>.<UUID>.partial`), which replaces the
+    /// destination in one step when the download succeeds. If the transfer fails, is cancelled, or the status is
+    /// outside 200–299 (``HTTPStatusError``), the partial file is removed and a file already at the destination
+    /// is left as it was. A destination whose directory cannot be written, or that is a directory, rejects at once
+    /// with the file system's error, and nothing is sent.
     ///
     /// - Returns: the destination URL and the response.
     public func cancellableDownload(
@@ -111,12 +113,10 @@ extension URLSession {
         to destination: URL,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
+        let partial: PartialFile
         let handle: FileHandle
         do {
-            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: destination.path])
-            }
-            handle = try FileHandle(forWritingTo: destination)
+            (partial, handle) = try PartialFile.create(for: destination)
         } catch {
             return CancellablePromise(error: error)
         }
@@ -126,7 +126,7 @@ extension URLSession {
                 task = dataTask(with: request)
                 let transfer = TransferDelegate(
                     resolver: resolver,
-                    sink: .file(handle, destination),
+                    sink: .file(handle, partial),
                     reportsUpload: false,
                     progress: progress
                 )
@@ -134,7 +134,7 @@ extension URLSession {
             } else {
                 try? handle.close()
                 task = downloadTask(with: request) { location, response, error in
-                    Self.completeDownload(resolver, location, destination, response, error, progress: progress)
+                    Self.completeDownload(resolver, location, partial, response, error, progress: progress)
                 }
             }
             task.resume()
@@ -209,30 +209,30 @@ extension URLSession {
     private static func completeDownload(
         _ resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
         _ location: URL?,
-        _ destination: URL,
+        _ partial: PartialFile,
         _ response: URLResponse?,
         _ error: Error?,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) {
-        let fileManager = FileManager.default
         guard error == nil, let location, let response else {
-            try? fileManager.removeItem(at: destination)
+            partial.remove()
             return resolver.reject(error ?? URLError(.badServerResponse))
         }
         if let http = response as? HTTPURLResponse, !response.isSuccess {
             let body = (try? Data(contentsOf: location)) ?? Data()
-            try? fileManager.removeItem(at: destination)
+            partial.remove()
             return resolver.reject(HTTPStatusError(response: http, body: body))
         }
         do {
-            // `replaceItemAt` misreports a missing file on Linux; remove-then-move does the same job.
-            try? fileManager.removeItem(at: destination)
-            try fileManager.moveItem(at: location, to: destination)
-            let size = Int64((try? fileManager.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0)
+            // The session's file may be on another volume: move it next to the destination, then rename it over.
+            try partial.fill(from: location)
+            try partial.commit()
+            let attributes = try? FileManager.default.attributesOfItem(atPath: partial.destination.path)
+            let size = Int64((attributes?[.size] as? Int) ?? 0)
             progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
-            resolver.fulfill((Data(), destination, response))
+            resolver.fulfill((Data(), partial.destination, response))
         } catch {
-            try? fileManager.removeItem(at: destination)
+            partial.remove()
             resolver.reject(error)
         }
     }
