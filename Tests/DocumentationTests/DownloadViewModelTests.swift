@@ -51,7 +51,9 @@ struct DownloadViewModelTests {
         let fractions = seen.compactMap { state -> Double? in
             if case .downloading(let fraction?) = state { fraction } else { nil }
         }
-        #expect(fractions.count >= 2, "progress was shown while downloading: \(fractions)")
+        // How many reports an observer sees depends on how busy the main queue is (under `swift test` it also runs
+        // other suites' handlers): reports that arrive together are seen as one. Those seen must be in order; that
+        // progress is shown at all is checked by the Stop test, which waits for it.
         #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "in order: \(fractions)")
     }
 
