@@ -148,7 +148,7 @@ import FoundationNetworking
         download.cancel()
         // The partial file is removed when the task reports its cancellation; wait for that.
         let cleanedUp = server.waitUntil(timeout: 5) { _ in
-            (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) == ["big.bin"]
+            (try? self.contents(of: directory)) == ["big.bin"]
         }
         #expect(cleanedUp)
         #expect(try Data(contentsOf: destination) == Data("the old file".utf8))
