@@ -29,12 +29,16 @@ public enum CancellationReason: Sendable, Hashable {
     case superseded
     /// The ``CancelScope`` that owned the work was deallocated.
     case ownerReleased
+    /// The work stopped so that it can continue later: a resumable download keeps the bytes it has
+    /// (CancellableURLSession's `ResumableDownload.pause()`). Work that cannot continue treats it as any other
+    /// cancellation.
+    case paused
     /// A reason of the application's own.
     case custom(String)
 }
 
 extension CancellationReason: CustomStringConvertible {
-    /// A short description: "user", "timeout", "lost race", "superseded", "owner released" or the custom text.
+    /// A short description: "user", "timeout", "lost race", "superseded", "owner released", "paused" or the custom text.
     public var description: String {
         switch self {
         case .user: "user"
@@ -42,6 +46,7 @@ extension CancellationReason: CustomStringConvertible {
         case .lostRace: "lost race"
         case .superseded: "superseded"
         case .ownerReleased: "owner released"
+        case .paused: "paused"
         case .custom(let text): text
         }
     }

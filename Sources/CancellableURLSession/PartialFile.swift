@@ -22,24 +22,55 @@ struct PartialFile: Sendable {
     /// - Throws: the file system's error if the destination is a directory or its directory cannot be written:
     ///   before any request is sent.
     static func create(for destination: URL) throws -> (PartialFile, FileHandle) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path])
-        }
         let name = ".\(destination.lastPathComponent).\(UUID().uuidString).partial"
         let file = PartialFile(
             url: destination.deletingLastPathComponent().appendingPathComponent(name),
             destination: destination
         )
-        guard FileManager.default.createFile(atPath: file.url.path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: destination.path])
+        return (file, try file.open(keeping: 0))
+    }
+
+    /// Opens the partial file of a paused download to continue it: keeps its first `bytes` bytes and opens it for
+    /// writing after them. A partial file that is gone or shorter than `bytes` is (re)created empty.
+    ///
+    /// - Returns: the file, its handle, and how many bytes it kept (`bytes` or 0).
+    static func reopen(
+        _ url: URL,
+        for destination: URL,
+        keeping bytes: Int64
+    ) throws -> (PartialFile, FileHandle, Int64) {
+        let file = PartialFile(url: url, destination: destination)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
+        let kept = bytes > 0 && size >= bytes ? bytes : 0
+        return (file, try file.open(keeping: kept), kept)
+    }
+
+    /// Opens the file for writing after its first `kept` bytes, creating it if needed and dropping anything after.
+    private func open(keeping kept: Int64) throws -> FileHandle {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path])
+        }
+        if kept == 0 || !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: destination.path])
+            }
         }
         do {
-            return (file, try FileHandle(forWritingTo: file.url))
+            let handle = try FileHandle(forWritingTo: url)
+            try Self.truncate(handle, at: kept)
+            return handle
         } catch {
-            file.remove()
+            remove()
             throw error
         }
+    }
+
+    /// Cuts the file open in `handle` to `offset` bytes and moves the write position there.
+    static func truncate(_ handle: FileHandle, at offset: Int64) throws {
+        try handle.truncate(atOffset: UInt64(offset))
+        try handle.seek(toOffset: UInt64(offset))
     }
 
     /// Moves `source` (a file the session downloaded elsewhere, possibly on another volume) into the partial file.

@@ -15,18 +15,21 @@ final class TransferDelegate: @unchecked Sendable {
     enum Sink {
         /// Collect the body in memory.
         case memory
-        /// Write the body to a partial file as it arrives; it replaces the destination on success.
-        case file(FileHandle, PartialFile)
+        /// Write the body to a file as it arrives (see ``FileDownload``).
+        case file(FileDownload)
     }
 
     private let resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let reportsUpload: Bool
-    private var sink: Sink
+    private let sink: Sink
+    /// Whether the body goes to memory: always for `.memory`; for a file, once the response is an error status.
+    private var collectsBody: Bool
+    /// Set when the file already has every byte and the body (a 416's) is not part of it.
+    private var ignoresBody = false
     private var body = Data()
     private var received: Int64 = 0
     private var response: URLResponse?
-    private var fileError: Error?
 
     init(
         resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
@@ -38,6 +41,7 @@ final class TransferDelegate: @unchecked Sendable {
         self.sink = sink
         self.reportsUpload = reportsUpload
         self.progress = progress
+        if case .memory = sink { collectsBody = true } else { collectsBody = false }
     }
 
     func urlSession(
@@ -47,34 +51,33 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        if case .file(let handle, let partial) = sink, !response.isSuccess {
+        guard case .file(let file) = sink else { return completionHandler(.allow) }
+        switch file.accept(response) {
+        case .write:
+            break
+        case .errorBody:
             // An error body is not the file the caller asked for: keep it for the error instead.
-            try? handle.close()
-            partial.remove()
-            sink = .memory
+            collectsBody = true
+        case .ignore:
+            ignoresBody = true
+        case .cancel:
+            return completionHandler(.cancel)
         }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        received += Int64(data.count)
-        switch sink {
-        case .memory:
+        if ignoresBody { return }
+        if collectsBody {
+            received += Int64(data.count)
             body.append(data)
-        case .file(let handle, _):
-            do {
-                if #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
-                    try handle.write(contentsOf: data)
-                } else {
-                    handle.write(data)  // the only write before those versions; it cannot report an error
-                }
-            } catch {
-                fileError = error
-                dataTask.cancel()
-                return
-            }
+        } else if case .file(let file) = sink {
+            guard file.write(data) else { return dataTask.cancel() }
         }
-        if !reportsUpload, let progress {
+        guard !reportsUpload, let progress else { return }
+        if case .file(let file) = sink, !collectsBody {
+            progress(file.progress)
+        } else {
             let expected = dataTask.response?.expectedContentLength ?? -1
             progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
         }
@@ -97,33 +100,38 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        var partial: PartialFile?
-        if case .file(let handle, let file) = sink {
-            try? handle.close()
-            partial = file
+        let response = response ?? task.response
+        var fileURL: URL?
+        // For a file, only a response `FileDownload` took for an error: a 416 may finish or fail the download.
+        let errorStatus: Bool
+        if case .file = sink {
+            errorStatus = collectsBody
+        } else {
+            errorStatus = response.map { !$0.isSuccess } ?? false
         }
-        if let error = fileError ?? error {
-            partial?.remove()
-            // A cancelled task means the promise was cancelled: it is already rejected, and this is ignored.
-            resolver.reject(error)
-            return
+        if case .file(let file) = sink {
+            switch file.finish(
+                error: error ?? (response == nil ? URLError(.badServerResponse) : nil),
+                errorStatus: errorStatus
+            ) {
+            case .success(let url):
+                fileURL = url
+            case .failure(let failure) where !errorStatus:
+                // A cancelled task means the promise was cancelled: it is already rejected, and this is ignored.
+                return resolver.reject(failure)
+            case .failure:
+                break
+            }
+        } else if let error {
+            return resolver.reject(error)
         }
-        guard let response = response ?? task.response else {
-            partial?.remove()
-            resolver.reject(URLError(.badServerResponse))
-            return
+        guard let response else {
+            return resolver.reject(URLError(.badServerResponse))
         }
-        if let http = response as? HTTPURLResponse, !response.isSuccess {
-            resolver.reject(HTTPStatusError(response: http, body: body))
-            return
+        if let http = response as? HTTPURLResponse, errorStatus {
+            return resolver.reject(HTTPStatusError(response: http, body: body))
         }
-        guard let partial else { return resolver.fulfill((body, nil, response)) }
-        do {
-            try partial.commit()
-            resolver.fulfill((body, partial.destination, response))
-        } catch {
-            resolver.reject(error)
-        }
+        resolver.fulfill((body, fileURL, response))
     }
 }
 

@@ -105,42 +105,161 @@ extension URLSession {
     /// destination in one step when the download succeeds. If the transfer fails, is cancelled, or the status is
     /// outside 200–299 (``HTTPStatusError``), the partial file is removed and a file already at the destination
     /// is left as it was. A destination whose directory cannot be written, or that is a directory, rejects at once
-    /// with the file system's error, and nothing is sent.
+    /// with the file system's error, and nothing is sent. To pause and continue later, use
+    /// ``resumableDownload(for:to:verifying:progress:)``.
     ///
+    /// - Parameters:
+    ///   - integrity: the length and/or SHA-256 the file must have; a mismatch rejects with
+    ///     ``DownloadIntegrityError`` and leaves the destination as it was.
     /// - Returns: the destination URL and the response.
     public func cancellableDownload(
         for request: URLRequest,
         to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
-        let partial: PartialFile
-        let handle: FileHandle
         do {
-            (partial, handle) = try PartialFile.create(for: destination)
+            let file = try FileDownload(
+                url: request.url ?? destination,
+                to: destination,
+                verifying: integrity,
+                resumeData: nil
+            )
+            return download(request, into: file, progress: progress)
         } catch {
             return CancellablePromise(error: error)
         }
+    }
+
+    /// Downloads `request` to the file at `destination`, in a way that can pause and continue later from the byte
+    /// where it stopped.
+    ///
+    /// ```swift
+    /// let download = session.resumableDownload(for: URLRequest(url: url), to: file)
+    /// download.pause().done { saved = $0 }                      // later: session.resumeDownload(saved!)
+    /// ```
+    ///
+    /// Behaves as ``cancellableDownload(for:to:verifying:progress:)``, except when it stops early: see
+    /// ``ResumableDownload``.
+    public func resumableDownload(
+        for request: URLRequest,
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) -> ResumableDownload {
+        let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
+        do {
+            let file = try FileDownload(
+                url: request.url ?? destination,
+                to: destination,
+                verifying: integrity,
+                resumeData: deliver
+            )
+            return ResumableDownload(promise: download(request, into: file, progress: progress), resumeData: resumeData)
+        } catch {
+            deliver(nil)
+            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: resumeData)
+        }
+    }
+
+    /// Downloads `url` to the file at `destination`, in a way that can pause and continue later.
+    ///
+    /// ```swift
+    /// let download = session.resumableDownload(from: url, to: file) { print($0.fractionCompleted ?? 0) }
+    /// ```
+    public func resumableDownload(
+        from url: URL,
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) -> ResumableDownload {
+        resumableDownload(for: URLRequest(url: url), to: destination, verifying: integrity, progress: progress)
+    }
+
+    /// Continues a paused download from the byte where it stopped, from the URL it came from or from `request`
+    /// (another mirror of the same file).
+    ///
+    /// ```swift
+    /// let resumed = session.resumeDownload(saved) { print($0.bytesTransferred) }   // starts at saved.bytesWritten
+    /// let fromMirror = session.resumeDownload(saved, from: URLRequest(url: mirror))
+    /// ```
+    ///
+    /// The request asks for the rest — `Range: bytes=<bytesWritten>-` — with `If-Range` and the validator the
+    /// server gave (its `ETag`, else its `Last-Modified`), and appends what comes back to the partial file:
+    ///
+    /// - `206 Partial Content` whose `Content-Range` starts at `bytesWritten` (and names the same total length, if
+    ///   it was known): the bytes continue; progress counts on from `bytesWritten`.
+    /// - `200 OK`: the server ignores ranges, or the file changed so `If-Range` did not match: the download starts
+    ///   over from byte 0 (the partial file is emptied first), and progress restarts from 0.
+    /// - `416` when the partial file already has every byte: the download finishes with it (the response is the
+    ///   416). Any other `416`, or a `206` that does not continue the bytes kept, rejects with
+    ///   ``DownloadResumeError`` and removes the partial file: never a file made of two different ones.
+    ///
+    /// Another mirror continues the bytes only if it answers `206` to that `If-Range`: it must give the file the
+    /// same validator (or, when the first server gave none, its `Content-Range` must name the same total length).
+    /// Otherwise it sends the whole file. A mirror that serves a different file with the same validator would go
+    /// unnoticed: give the download a ``DownloadIntegrity`` (it is kept in the resume data) to be sure.
+    ///
+    /// Resume data with neither a validator nor a total length, or whose partial file is gone or shorter than it
+    /// says, starts over; so does every resume on a session that does not deliver bytes as they arrive (see
+    /// ``ResumableDownload``).
+    ///
+    /// - Parameters:
+    ///   - resumeData: what ``ResumableDownload/pause()`` gave.
+    ///   - request: where to continue from; `nil` for `resumeData.url`. Its `Range` and `If-Range` are replaced.
+    ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
+    public func resumeDownload(
+        _ resumeData: DownloadResumeData,
+        from request: URLRequest? = nil,
+        verifying integrity: DownloadIntegrity? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) -> ResumableDownload {
+        let request = request ?? URLRequest(url: resumeData.url)
+        let (nextResumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
+        do {
+            let file = try FileDownload(
+                resuming: resumeData,
+                from: request.url ?? resumeData.url,
+                continuing: transferRouter != nil,
+                verifying: integrity ?? resumeData.integrity,
+                resumeData: deliver
+            )
+            return ResumableDownload(
+                promise: download(request, into: file, progress: progress),
+                resumeData: nextResumeData
+            )
+        } catch {
+            deliver(nil)
+            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: nextResumeData)
+        }
+    }
+
+    private func download(
+        _ request: URLRequest,
+        into file: FileDownload,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) -> CancellablePromise<(url: URL, response: URLResponse)> {
+        let request = file.prepare(request)
         return CancellablePromise { resolver in
             let task: URLSessionTask
             if let router = transferRouter {
                 task = dataTask(with: request)
-                let transfer = TransferDelegate(
-                    resolver: resolver,
-                    sink: .file(handle, partial),
-                    reportsUpload: false,
-                    progress: progress
+                router.register(
+                    TransferDelegate(resolver: resolver, sink: .file(file), reportsUpload: false, progress: progress),
+                    for: task
                 )
-                router.register(transfer, for: task)
             } else {
-                try? handle.close()
                 task = downloadTask(with: request) { location, response, error in
-                    Self.completeDownload(resolver, location, partial, response, error, progress: progress)
+                    Self.completeDownload(resolver, file, location, response, error, progress: progress)
                 }
             }
             task.resume()
-            return { task.cancel() }
+            return { reason in
+                file.stop(reason)
+                task.cancel()
+            }
         }
-        .map(on: nil) { (url: $0.fileURL ?? destination, response: $0.response) }
+        .map(on: nil) { (url: $0.fileURL ?? file.partial.destination, response: $0.response) }
     }
 
     /// Uploads `body` with `request` (its method, `POST` if unset) and loads the response into memory.
@@ -208,32 +327,42 @@ extension URLSession {
 
     private static func completeDownload(
         _ resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
+        _ file: FileDownload,
         _ location: URL?,
-        _ partial: PartialFile,
         _ response: URLResponse?,
         _ error: Error?,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) {
         guard error == nil, let location, let response else {
-            partial.remove()
+            _ = file.finish(error: error ?? URLError(.badServerResponse), errorStatus: false)
             return resolver.reject(error ?? URLError(.badServerResponse))
         }
-        if let http = response as? HTTPURLResponse, !response.isSuccess {
+        switch file.accept(response) {
+        case .errorBody:
             let body = (try? Data(contentsOf: location)) ?? Data()
-            partial.remove()
-            return resolver.reject(HTTPStatusError(response: http, body: body))
+            _ = file.finish(error: nil, errorStatus: true)
+            if let http = response as? HTTPURLResponse {
+                return resolver.reject(HTTPStatusError(response: http, body: body))
+            }
+            return resolver.reject(URLError(.badServerResponse))
+        case .cancel:
+            if case .failure(let failure) = file.finish(error: nil, errorStatus: false) {
+                return resolver.reject(failure)
+            }
+        case .write:
+            // The session's file may be on another volume: move it next to the destination.
+            _ = file.fill(from: location)
+        case .ignore:
+            break  // the partial file already has every byte; the body is the 416's
         }
-        do {
-            // The session's file may be on another volume: move it next to the destination, then rename it over.
-            try partial.fill(from: location)
-            try partial.commit()
-            let attributes = try? FileManager.default.attributesOfItem(atPath: partial.destination.path)
-            let size = Int64((attributes?[.size] as? Int) ?? 0)
+        switch file.finish(error: nil, errorStatus: false) {
+        case .success(let destination):
+            let attributes = try? FileManager.default.attributesOfItem(atPath: destination.path)
+            let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
             progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
-            resolver.fulfill((Data(), partial.destination, response))
-        } catch {
-            partial.remove()
-            resolver.reject(error)
+            resolver.fulfill((Data(), destination, response))
+        case .failure(let failure):
+            resolver.reject(failure)
         }
     }
 }

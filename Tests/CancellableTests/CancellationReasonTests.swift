@@ -198,8 +198,10 @@ import Testing
 
     @Test func descriptions() {
         #expect(
-            [CancellationReason.user, .timeout, .lostRace, .superseded, .ownerReleased, .custom("mine")]
-                .map(\.description) == ["user", "timeout", "lost race", "superseded", "owner released", "mine"]
+            [CancellationReason.user, .timeout, .lostRace, .superseded, .ownerReleased, .paused, .custom("mine")]
+                .map(\.description) == [
+                    "user", "timeout", "lost race", "superseded", "owner released", "paused", "mine",
+                ]
         )
     }
 

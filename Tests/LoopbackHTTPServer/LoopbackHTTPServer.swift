@@ -32,11 +32,48 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case stall
         /// Echoes the request body back with 200.
         case echo
+        /// A file with validators, answering `Range` and `If-Range` as an HTTP server does (see ``Resource``).
+        case resource(Resource)
+    }
+
+    /// A file served with an `ETag` and a `Last-Modified`, which honours single byte ranges (`206` with
+    /// `Content-Range`, `416` past the end) unless told to ignore them, and honours `If-Range`.
+    package struct Resource: Sendable {
+        package var body: Data
+        package var entityTag: String?
+        package var lastModified: String?
+        /// Answer every request with `200` and the whole file, as servers without range support do.
+        package var ignoresRanges = false
+        package var chunkSize = 16_384
+        package var bytesPerSecond: Int?
+        /// Send this many bytes of the response's body, then stop sending (keeping the connection open) until the
+        /// client goes away: a stalled mirror.
+        package var stallsAfter: Int?
+
+        package init(
+            body: Data,
+            entityTag: String? = nil,
+            lastModified: String? = "Mon, 23 Nov 2026 10:00:00 GMT",
+            ignoresRanges: Bool = false,
+            chunkSize: Int = 16_384,
+            bytesPerSecond: Int? = nil,
+            stallsAfter: Int? = nil
+        ) {
+            self.body = body
+            self.entityTag = entityTag
+            self.lastModified = lastModified
+            self.ignoresRanges = ignoresRanges
+            self.chunkSize = chunkSize
+            self.bytesPerSecond = bytesPerSecond
+            self.stallsAfter = stallsAfter
+        }
     }
 
     package struct Request: Sendable {
         package let method: String
         package let path: String
+        /// Header fields, names lowercased.
+        package let headers: [String: String]
         package let body: Data
     }
 
@@ -51,6 +88,10 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         package var finishedAt: Date?
         /// Whether the whole response was sent.
         package var completed = false
+        /// The response's status.
+        package var status = 0
+        /// The request's `Range` header, if it had one.
+        package var range: String?
     }
 
     package let port: Int
@@ -151,9 +192,15 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
         #endif
         guard let request = readRequest(client) else { return }
-        let index = record(Connection(path: request.path))
+        let index = record(Connection(path: request.path, range: request.headers["range"]))
         defer { update(index) { $0.finishedAt = Date() } }
-        switch route(request) {
+        let response = route(request)
+        switch response {
+        case .status(let code, _): update(index) { $0.status = code }
+        case .stall, .resource: break
+        default: update(index) { $0.status = 200 }
+        }
+        switch response {
         case .body(let body, let chunkSize, let bytesPerSecond):
             guard writeAll(client, Data(header(200, length: body.count).utf8)) else { return }
             stream(body, to: client, chunkSize: max(1, chunkSize), bytesPerSecond: bytesPerSecond, record: index)
@@ -176,7 +223,72 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 $0.bytesSent = request.body.count
                 $0.completed = true
             }
+        case .resource(let resource):
+            serve(resource, for: request, to: client, record: index)
         }
+    }
+
+    private func serve(_ resource: Resource, for request: Request, to client: Int32, record index: Int) {
+        let length = resource.body.count
+        var fields = ["Content-Type: application/octet-stream"]
+        if let tag = resource.entityTag { fields.append("ETag: \(tag)") }
+        if let date = resource.lastModified { fields.append("Last-Modified: \(date)") }
+        var status = 200
+        var range = 0..<length
+        if !resource.ignoresRanges {
+            fields.append("Accept-Ranges: bytes")
+            if let requested = request.headers["range"].flatMap(Self.byteRange), Self.matches(request, resource) {
+                if requested.lowerBound >= length {
+                    status = 416
+                    fields.append("Content-Range: bytes */\(length)")
+                    range = 0..<0
+                } else {
+                    status = 206
+                    range = requested.lowerBound..<min(length, requested.upperBound)
+                    fields.append("Content-Range: bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)")
+                }
+            }
+        }
+        update(index) { $0.status = status }
+        let head = header(status, length: range.count, fields: fields)
+        guard writeAll(client, Data(head.utf8)) else { return }
+        var body = resource.body[range]
+        if let stallsAfter = resource.stallsAfter {
+            body = body.prefix(stallsAfter)
+        }
+        stream(
+            Data(body),
+            to: client,
+            chunkSize: max(1, resource.chunkSize),
+            bytesPerSecond: resource.bytesPerSecond,
+            record: index
+        )
+        if resource.stallsAfter.map({ $0 < range.count }) == true {
+            update(index) { $0.completed = false }
+            waitForClientToClose(client)
+            update(index) { $0.clientClosedAt = Date() }
+        }
+    }
+
+    /// `bytes=N-` or `bytes=N-M` (one range; a suffix or several ranges are not parsed, and are ignored).
+    private static func byteRange(_ header: String) -> Range<Int>? {
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes="), !value.contains(",") else { return nil }
+        let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int(bounds[0]), first >= 0 else { return nil }
+        if bounds[1].isEmpty { return first..<Int.max }
+        guard let last = Int(bounds[1]), last >= first else { return nil }
+        return first..<last + 1
+    }
+
+    /// Whether the request's `If-Range`, if any, names the resource as it is: its strong `ETag` or its exact
+    /// `Last-Modified`.
+    private static func matches(_ request: Request, _ resource: Resource) -> Bool {
+        guard let condition = request.headers["if-range"] else { return true }
+        if condition.hasPrefix("\"") {
+            return resource.entityTag.map { !$0.hasPrefix("W/") && $0 == condition } ?? false
+        }
+        return condition == resource.lastModified
     }
 
     private func stream(_ body: Data, to client: Int32, chunkSize: Int, bytesPerSecond: Int?, record index: Int) {
@@ -211,9 +323,17 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         update(index) { $0.completed = true }
     }
 
-    private func header(_ status: Int, length: Int) -> String {
-        let reason = [200: "OK", 404: "Not Found", 500: "Internal Server Error"][status] ?? "Status"
-        return "HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(length)\r\nContent-Type: application/octet-stream\r\n"
+    private func header(
+        _ status: Int,
+        length: Int,
+        fields: [String] = ["Content-Type: application/octet-stream"]
+    ) -> String {
+        let reasons = [
+            200: "OK", 206: "Partial Content", 404: "Not Found", 416: "Range Not Satisfiable",
+            500: "Internal Server Error", 503: "Service Unavailable",
+        ]
+        let extra = fields.map { $0 + "\r\n" }.joined()
+        return "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nContent-Length: \(length)\r\n\(extra)"
             + "Connection: close\r\n\r\n"
     }
 
@@ -231,18 +351,19 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         let lines = head.components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
         guard parts.count >= 2 else { return nil }
-        let contentLength =
-            lines.dropFirst().compactMap { line -> Int? in
-                let pair = line.split(separator: ":", maxSplits: 1)
-                guard pair.count == 2, pair[0].lowercased() == "content-length" else { return nil }
-                return Int(pair[1].trimmingCharacters(in: .whitespaces))
-            }.first ?? 0
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            let pair = line.split(separator: ":", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            headers[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces)
+        }
+        let contentLength = headers["content-length"].flatMap { Int($0) } ?? 0
         while body.count < contentLength {
             let count = recv(client, &chunk, chunk.count, 0)
             guard count > 0 else { break }
             body.append(contentsOf: chunk[0..<count])
         }
-        return Request(method: String(parts[0]), path: String(parts[1]), body: body)
+        return Request(method: String(parts[0]), path: String(parts[1]), headers: headers, body: body)
     }
 
     /// Whether the peer has closed its side: readable, and a peek reads end-of-file (or an error).
@@ -286,5 +407,31 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         change(&records[index])
+    }
+}
+
+/// A ``LoopbackHTTPServer/Resource`` that can change between requests, as a file replaced on a real server: route
+/// requests to `.resource(file.current)`.
+package final class ServedFile: @unchecked Sendable {
+    // @unchecked Sendable: `resource` is only touched under `lock`.
+    private let lock = NSLock()
+    private var resource: LoopbackHTTPServer.Resource
+
+    package init(_ resource: LoopbackHTTPServer.Resource) {
+        self.resource = resource
+    }
+
+    /// The resource as it is now.
+    package var current: LoopbackHTTPServer.Resource {
+        lock.lock()
+        defer { lock.unlock() }
+        return resource
+    }
+
+    /// Changes the resource for the requests that follow.
+    package func change(_ update: (inout LoopbackHTTPServer.Resource) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        update(&resource)
     }
 }

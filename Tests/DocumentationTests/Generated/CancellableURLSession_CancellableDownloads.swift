@@ -25,6 +25,46 @@ func snippet_CancellableDownloads_3() async throws {
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 4
 func snippet_CancellableDownloads_4() async throws {
+    let session = URLSession.withProgressReporting()
+    let download = session.resumableDownload(from: isoURL, to: file) { progress in
+        print(progress.bytesTransferred)
+    }
+    download.promise.done { url, _ in install(from: url) }.catch { show($0) }
+
+    // The user pressed Pause.
+    download.pause().done { resumeData in
+        guard let resumeData else { return }     // it had finished, or was cancelled for good
+        // Now, or after a relaunch: DownloadResumeData is Codable.
+        session.resumeDownload(resumeData) { progress in
+            print(progress.bytesTransferred)     // counts on from resumeData.bytesWritten
+        }
+        .promise.done { url, _ in install(from: url) }.catch { show($0) }
+    }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
+func continueElsewhere(
+    _ resumeData: DownloadResumeData,
+    mirror: URL
+) -> CancellablePromise<(url: URL, response: URLResponse)> {
+    URLSession.shared.resumeDownload(resumeData, from: URLRequest(url: mirror)).promise
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
+func snippet_CancellableDownloads_6() async throws {
+    let expected = DownloadIntegrity(
+        length: 1_000_000,
+        sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+    )
+    URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file, verifying: expected)
+        .done { url, _ in install(from: url) }
+        .catch { error in
+            if let mismatch = error as? DownloadIntegrityError { show(mismatch) }   // the old file is untouched
+        }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
+func snippet_CancellableDownloads_7() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -32,8 +72,8 @@ func snippet_CancellableDownloads_4() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
-func snippet_CancellableDownloads_5() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
+func snippet_CancellableDownloads_8() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -44,8 +84,8 @@ func snippet_CancellableDownloads_5() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
-func snippet_CancellableDownloads_6() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
+func snippet_CancellableDownloads_9() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -54,8 +94,8 @@ func snippet_CancellableDownloads_6() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
-func snippet_CancellableDownloads_7() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
+func snippet_CancellableDownloads_10() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -64,8 +104,8 @@ func snippet_CancellableDownloads_7() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
-func snippet_CancellableDownloads_8() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time

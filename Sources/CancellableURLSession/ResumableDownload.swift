@@ -1,0 +1,188 @@
+public import Cancellable
+public import Foundation
+public import PromiseCore
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// A download that can pause: it stops now, keeps the bytes it has, and continues later from there — on Linux too,
+/// with plain HTTP ranges.
+///
+/// ```swift
+/// let download = session.resumableDownload(from: url, to: file) { showProgress($0) }
+/// download.promise.done { file, _ in open(file) }.catch { show($0) }
+///
+/// pauseButton.onTap {
+///     download.pause().done { resumeData in saved = resumeData }   // the bytes so far stay on disk
+/// }
+/// resumeButton.onTap {
+///     guard let saved else { return }
+///     let resumed = session.resumeDownload(saved) { showProgress($0) }   // progress continues from saved.bytesWritten
+///     resumed.promise.done { file, _ in open(file) }
+/// }
+/// ```
+///
+/// Pausing is a cancellation with ``CancellationReason/paused``: ``promise`` rejects with
+/// `CancellablePromiseError.cancelled` before ``pause()`` returns, like any cancellation, and the transfer stops.
+/// What differs is the partial file: it stays, and ``resumeData`` resolves with a ``DownloadResumeData`` once the
+/// transfer has stopped writing. A cancellation with that reason that reaches the download through a chain
+/// (`download.promise.map { … }.cancel(reason: .paused)`) pauses it too. Any other cancellation —
+/// ``cancel()``, a timeout, a lost race — cancels for good: the partial file is removed and ``resumeData``
+/// resolves with `nil`.
+///
+/// A transfer that fails after bytes arrived (the connection dropped, the network went away: a `URLError`)
+/// also keeps its bytes: ``promise`` rejects with the error and ``resumeData`` resolves with resume data. Until
+/// you resume it or call ``DownloadResumeData/discard()``, the partial file stays next to the destination.
+///
+/// Continuing from the byte where the download stopped needs a session that delivers bytes as they arrive: one
+/// made by `URLSession.withProgressReporting(configuration:delegateQueue:)`, or, from macOS 12 and iOS 15, one
+/// without a delegate such as `URLSession.shared`. On other sessions (and `URLSession.shared` on Linux) a paused
+/// download has written nothing yet, so its resume data says 0 bytes and resuming starts over.
+public final class ResumableDownload: Sendable {
+    /// The download: fulfils with the destination and the response once the file is in place.
+    public let promise: CancellablePromise<(url: URL, response: URLResponse)>
+    /// Resolves once the transfer has stopped: with what resumes it if it was paused or failed after bytes arrived,
+    /// with `nil` if it finished, was cancelled for good, or failed in a way that resuming cannot mend (an HTTP
+    /// error status, a file that did not pass its ``DownloadIntegrity``, a full disk).
+    public let resumeData: Guarantee<DownloadResumeData?>
+
+    init(
+        promise: CancellablePromise<(url: URL, response: URLResponse)>,
+        resumeData: Guarantee<DownloadResumeData?>
+    ) {
+        self.promise = promise
+        self.resumeData = resumeData
+    }
+
+    /// Pauses the download: cancels ``promise`` with ``CancellationReason/paused``, keeping the bytes it has.
+    ///
+    /// ```swift
+    /// download.pause().done { saved = $0 }
+    /// ```
+    ///
+    /// - Returns: ``resumeData``: what resumes the download, once the transfer has stopped; `nil` if the download
+    ///   had already finished, failed or been cancelled.
+    @discardableResult
+    public func pause() -> Guarantee<DownloadResumeData?> {
+        promise.cancel(reason: .paused)
+        return resumeData
+    }
+
+    /// Cancels the download for good: the transfer stops and the partial file is removed.
+    ///
+    /// - Returns: whether this call cancelled the download (`false` if it had already finished or stopped).
+    @discardableResult
+    public func cancel() -> Bool {
+        promise.cancel()
+    }
+}
+
+/// What continues a paused download: where its bytes are, how many, and how the server identified the file.
+///
+/// ```swift
+/// let saved = try JSONEncoder().encode(resumeData)                 // survives a relaunch
+/// let resumeData = try JSONDecoder().decode(DownloadResumeData.self, from: saved)
+/// session.resumeDownload(resumeData)
+/// ```
+///
+/// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the
+/// destination until the download is resumed or ``discard()`` is called.
+public struct DownloadResumeData: Sendable, Hashable, Codable {
+    /// The URL the bytes came from.
+    public let url: URL
+    /// Where the download goes once it finishes.
+    public let destination: URL
+    /// The hidden file next to the destination that holds the bytes so far.
+    public let partialFile: URL
+    /// How many bytes of the file the partial file holds.
+    public let bytesWritten: Int64
+    /// How the server identified the file: what `If-Range` sends, so that a file that changed is not continued.
+    public let validator: Validator?
+    /// The whole file's length, if the server said.
+    public let totalBytes: Int64?
+    /// What the finished file is checked against, if the download was given it.
+    public let integrity: DownloadIntegrity?
+
+    /// A strong validator from the server's response: what makes a range request safe.
+    public enum Validator: Sendable, Hashable, Codable {
+        /// A strong `ETag`, quotes included (a weak one, `W/"…"`, cannot be used with `If-Range`).
+        case entityTag(String)
+        /// The `Last-Modified` date, as the server sent it.
+        case lastModified(String)
+
+        /// The `If-Range` header's value.
+        public var headerValue: String {
+            switch self {
+            case .entityTag(let tag): tag
+            case .lastModified(let date): date
+            }
+        }
+    }
+
+    /// Makes resume data; the library makes it for you when a ``ResumableDownload`` pauses.
+    public init(
+        url: URL,
+        destination: URL,
+        partialFile: URL,
+        bytesWritten: Int64,
+        validator: Validator?,
+        totalBytes: Int64?,
+        integrity: DownloadIntegrity? = nil
+    ) {
+        self.url = url
+        self.destination = destination
+        self.partialFile = partialFile
+        self.bytesWritten = bytesWritten
+        self.validator = validator
+        self.totalBytes = totalBytes
+        self.integrity = integrity
+    }
+
+    /// Removes the partial file: for a paused download you will not resume.
+    ///
+    /// ```swift
+    /// saved?.discard()
+    /// ```
+    public func discard() {
+        try? FileManager.default.removeItem(at: partialFile)
+    }
+}
+
+/// Why a resumed download could not continue the bytes it had. The partial file was removed (except for
+/// ``partialFileInUse(_:)``); start the download again.
+///
+/// ```swift
+/// session.resumeDownload(saved).promise.catch { error in
+///     if error is DownloadResumeError { session.resumableDownload(from: url, to: file) }
+/// }
+/// ```
+///
+/// A server that cannot or will not continue in a harmless way — it ignores ranges, or the file changed and
+/// `If-Range` no longer matches — answers `200` with the whole file, and the download simply starts over from
+/// byte 0; that is not an error.
+public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The server answered `416 Range Not Satisfiable`: the file is shorter than the bytes kept (its length is
+    /// `serverLength` if the server said), so it is not the same file.
+    case rangeNotSatisfiable(serverLength: Int64?)
+    /// The server answered `206` with a `Content-Range` (`header`) that does not continue the bytes kept: another
+    /// start, or another total length than the file had.
+    case unexpectedContentRange(String?)
+    /// Another download resumed from the same resume data is still running: one partial file cannot take two
+    /// downloads at once. The partial file was left to that download.
+    case partialFileInUse(URL)
+
+    /// A sentence saying what the server answered.
+    public var description: String {
+        switch self {
+        case .rangeNotSatisfiable(let length):
+            "The server cannot continue the download: its file is \(length.map { "\($0) bytes" } ?? "of unknown length"), "
+                + "shorter than the bytes kept."
+        case .unexpectedContentRange(let header):
+            "The server continued the download with Content-Range \(header ?? "(none)"), which does not follow the "
+                + "bytes kept."
+        case .partialFileInUse(let file):
+            "Another download is already resuming into \(file.path)."
+        }
+    }
+}

@@ -1,0 +1,589 @@
+import Cancellable
+import Foundation
+import LoopbackHTTPServer
+import PromiseCore
+import TestSupport
+import Testing
+
+@testable import CancellableURLSession
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Pause and resume against the real loopback server, which honours `Range` and `If-Range`. What went over the
+/// wire is measured on the server side: the bytes each connection sent, its `Range`, its status.
+@Suite(.serialized) struct ResumableDownloadTests {
+    typealias Mode = DownloadIntegrationTests.Mode
+    static let size = 2 * 1_048_576
+    static let body = DownloadIntegrationTests.payload(size)
+    /// The most a paused connection may have sent that the client never wrote: what sat in socket buffers.
+    static let overhead = 512 * 1_024
+
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("resumable-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    var destination: URL { directory.appendingPathComponent("file.bin") }
+
+    /// The files in the test's directory, hidden partial files included.
+    func contents() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func resource(
+        _ body: Data = body,
+        tag: String? = "\"v1\"",
+        bytesPerSecond: Int? = 4 * 1_048_576
+    )
+        -> LoopbackHTTPServer.Resource
+    {
+        LoopbackHTTPServer.Resource(body: body, entityTag: tag, bytesPerSecond: bytesPerSecond)
+    }
+
+    func error<T>(of promise: CancellablePromise<T>) async -> Error? {
+        if case .failure(let error) = await promise.asPromise().asResult().async() { return error }
+        return nil
+    }
+
+    /// Starts a resumable download of `path` and pauses it once the server has sent `fraction` of the file (on
+    /// the path's latest connection).
+    func pause(
+        _ download: ResumableDownload,
+        on server: LoopbackHTTPServer,
+        path: String,
+        after fraction: Double = 0.5
+    ) async throws -> DownloadResumeData {
+        #expect(
+            server.waitUntil { connections in
+                (connections.last { $0.path == path }?.bytesSent ?? 0) >= Int(Double(Self.size) * fraction)
+            }
+        )
+        let saved = try #require(await download.pause().async())
+        #expect(await error(of: download.promise)?.cancellationReason == .paused)
+        return saved
+    }
+
+    // MARK: Pause and resume
+
+    @Test(.timeLimit(.minutes(1)))
+    func pausedAtHalfAndResumedTheServerSendsTheFileOnce() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let download = session.resumableDownload(from: server.url("/file"), to: destination)
+        let saved = try await pause(download, on: server, path: "/file")
+
+        #expect(server.waitUntil { $0.first?.clientClosedAt != nil }, "pausing closes the connection")
+        let first = try #require(server.connections.first)
+        #expect(saved.bytesWritten > 0 && saved.bytesWritten <= Int64(first.bytesSent))
+        #expect(saved.validator == .entityTag("\"v1\""))
+        #expect(saved.totalBytes == Int64(Self.size))
+        #expect(saved.url == server.url("/file"))
+        #expect(saved.destination == destination)
+        let partialSize = try FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber
+        #expect(partialSize?.int64Value == saved.bytesWritten, "the partial file holds exactly the bytes kept")
+        #expect(try contents() == [saved.partialFile.lastPathComponent], "no file at the destination yet")
+        #expect(try Data(contentsOf: saved.partialFile) == Self.body.prefix(Int(saved.bytesWritten)))
+
+        let reports = Shared<[TransferProgress]>([])
+        let resumed = session.resumeDownload(saved) { reports.append($0) }
+        let (url, response) = try await resumed.promise.async()
+        #expect(url == destination)
+        #expect((response as? HTTPURLResponse)?.statusCode == 206)
+        #expect(try Data(contentsOf: destination) == Self.body, "byte-identical to the source")
+        #expect(try contents() == ["file.bin"], "the partial file became the destination")
+        #expect(await resumed.resumeData.async() == nil)
+
+        // Server side: the second request asked for the rest, and got only the rest.
+        #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
+        let second = server.connections[1]
+        #expect(second.range == "bytes=\(saved.bytesWritten)-")
+        #expect(second.status == 206)
+        #expect(second.bytesSent == Self.size - Int(saved.bytesWritten))
+        let total = server.connections.map(\.bytesSent).reduce(0, +)
+        print("pause at half, resume: the server sent \(total) bytes for a \(Self.size)-byte file")
+        #expect(total <= Self.size + Self.overhead, "\(total) bytes sent in all")
+
+        // Progress continued from the bytes kept, towards the whole file.
+        let seen = reports.current
+        #expect(seen.first.map { $0.bytesTransferred > saved.bytesWritten } == true, "\(seen.first as Any)")
+        #expect(seen.allSatisfy { $0.totalBytesExpected == Int64(Self.size) })
+        #expect(seen.last?.bytesTransferred == Int64(Self.size))
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func pausingTwiceAndResumingTwiceStillSendsTheFileOnce() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let first = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file",
+            after: 0.3
+        )
+        let secondDownload = session.resumeDownload(first)
+        #expect(server.waitUntil { $0.count == 2 })
+        let second = try await pause(secondDownload, on: server, path: "/file", after: 0.3)
+        #expect(second.bytesWritten > first.bytesWritten)
+        #expect(second.partialFile == first.partialFile)
+        _ = try await session.resumeDownload(second).promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try contents() == ["file.bin"])
+        #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(
+            server.connections.map(\.range) == [nil, "bytes=\(first.bytesWritten)-", "bytes=\(second.bytesWritten)-"]
+        )
+        let total = server.connections.map(\.bytesSent).reduce(0, +)
+        print("paused twice: the server sent \(total) bytes for a \(Self.size)-byte file")
+        #expect(total <= Self.size + 2 * Self.overhead)
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPauseThatReachesTheDownloadThroughAChainPausesIt() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let download = session.resumableDownload(from: server.url("/file"), to: destination)
+        let opened = download.promise.map { url, _ in url.lastPathComponent }
+        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
+        #expect(opened.cancel(reason: .paused))
+        let saved = try #require(await download.resumeData.async())
+        #expect(download.promise.cancellationReason == .paused)
+        #expect(try contents() == [saved.partialFile.lastPathComponent])
+        saved.discard()
+        #expect(try contents().isEmpty, "discard() removes the partial file")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func pausedThenCancelledForGoodLeavesNoFile() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file",
+            after: 0.25
+        )
+        let resumed = session.resumeDownload(saved)
+        #expect(server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
+        #expect(resumed.cancel())
+        #expect(resumed.promise.isRejected, "rejected before cancel() returns")
+        #expect(await resumed.resumeData.async() == nil)
+        #expect(try contents().isEmpty, "cancelling for good removes the partial file")
+        #expect(await error(of: resumed.promise)?.cancellationReason == .user)
+        #expect(server.waitUntil { $0[1].clientClosedAt != nil })
+        session.finishTasksAndInvalidate()
+    }
+
+    // MARK: Servers that cannot continue
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatIgnoresRangesRestartsTheFileCleanly() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        file.change { $0.ignoresRanges = true }
+        let reports = Shared<[TransferProgress]>([])
+        let (_, response) = try await session.resumeDownload(saved) { reports.append($0) }.promise.async()
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(try Data(contentsOf: destination) == Self.body, "the stale half was not kept")
+        #expect(try contents() == ["file.bin"])
+        #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
+        #expect(server.connections[1].status == 200)
+        #expect(server.connections[1].bytesSent == Self.size)
+        #expect(reports.current.first.map { $0.bytesTransferred < saved.bytesWritten } == true, "progress restarted")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileThatChangedBetweenPauseAndResumeRestartsWithTheNewFile() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        let newBody = Data(Self.body.reversed())
+        file.change {
+            $0.body = newBody
+            $0.entityTag = "\"v2\""
+        }
+        let (_, response) = try await session.resumeDownload(saved).promise.async()
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "If-Range did not match: the whole new file")
+        #expect(try Data(contentsOf: destination) == newBody, "never the old half followed by the new one")
+        #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
+        #expect(server.connections[1].range == "bytes=\(saved.bytesWritten)-")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileThatShrankUnderTheSameValidatorRejectsWith416AndRemovesTheBytes() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        file.change { $0.body = Self.body.prefix(1_000) }  // a misbehaving server: same ETag, another file
+        let resumed = session.resumeDownload(saved)
+        let failure = await error(of: resumed.promise)
+        #expect(failure as? DownloadResumeError == .rangeNotSatisfiable(serverLength: 1_000), "\(failure as Any)")
+        #expect(await resumed.resumeData.async() == nil)
+        #expect(try contents().isEmpty)
+        #expect(server.connections.last?.status == 416)
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileThatGrewUnderTheSameValidatorRejectsOnItsContentRange() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        file.change { $0.body = Self.body + Data(count: 10) }
+        let failure = await error(of: session.resumeDownload(saved).promise)
+        let expected = "bytes \(saved.bytesWritten)-\(Self.size + 9)/\(Self.size + 10)"
+        #expect(failure as? DownloadResumeError == .unexpectedContentRange(expected), "\(failure as Any)")
+        #expect(try contents().isEmpty)
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPartialFileThatAlreadyHoldsEveryByteFinishesOnThe416() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
+        defer { server.stop() }
+        let partial = directory.appendingPathComponent(".file.bin.paused.partial")
+        try Self.body.write(to: partial)
+        let saved = DownloadResumeData(
+            url: server.url("/file"),
+            destination: destination,
+            partialFile: partial,
+            bytesWritten: Int64(Self.size),
+            validator: .entityTag("\"v1\""),
+            totalBytes: Int64(Self.size)
+        )
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let (url, response) = try await session.resumeDownload(saved).promise.async()
+        #expect((response as? HTTPURLResponse)?.statusCode == 416)
+        #expect(try Data(contentsOf: url) == Self.body)
+        #expect(try contents() == ["file.bin"])
+        #expect(server.connections.map(\.bytesSent) == [0])
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aConnectionLostMidBodyKeepsItsBytesForAResume() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource(bytesPerSecond: nil))
+        file.change { $0.stallsAfter = 700_000 }
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        var request = URLRequest(url: server.url("/file"))
+        request.timeoutInterval = 1  // the stall becomes a URLError
+        let download = session.resumableDownload(for: request, to: destination)
+        let failure = await error(of: download.promise)
+        #expect((failure as? URLError)?.code == .timedOut, "\(failure as Any)")
+        let saved = try #require(await download.resumeData.async(), "a transport failure keeps the bytes")
+        #expect(saved.bytesWritten == 700_000)
+        file.change { $0.stallsAfter = nil }
+        _ = try await session.resumeDownload(saved).promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(server.connections.last?.bytesSent == Self.size - 700_000)
+        session.finishTasksAndInvalidate()
+    }
+
+    // MARK: Mirrors, races, timeouts
+
+    @Test(.timeLimit(.minutes(1)))
+    func aDownloadPausedOnOneMirrorContinuesFromAnother() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/mirror-a/file"), to: destination),
+            on: server,
+            path: "/mirror-a/file"
+        )
+        let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
+        _ = try await resumed.promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
+        let fromB = try #require(server.connections.first { $0.path == "/mirror-b/file" })
+        #expect(fromB.status == 206)
+        #expect(fromB.bytesSent == Self.size - Int(saved.bytesWritten))
+        let total = server.connections.map(\.bytesSent).reduce(0, +)
+        print("resumed from a second mirror: \(total) bytes in all for a \(Self.size)-byte file")
+        #expect(total <= Self.size + Self.overhead)
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTimeoutDuringAResumeCancelsForGoodAndClosesTheConnection() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        file.change { $0.stallsAfter = 10_000 }
+        let resumed = session.resumeDownload(saved)
+        let limited = resumed.promise.timeout(seconds: 0.3)
+        #expect(await error(of: limited) is TimeoutError)
+        #expect(resumed.promise.cancellationReason == .timeout)
+        #expect(await resumed.resumeData.async() == nil, "a timeout cancels for good")
+        #expect(try contents().isEmpty)
+        #expect(server.waitUntil { $0.count == 2 && $0[1].clientClosedAt != nil })
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRaceOfResumedDownloadsKeepsTheWinnerAndRemovesTheLosersBytes() async throws {
+        defer { cleanUp() }
+        let speeds = ["/fast": 8 * 1_048_576, "/slow": 1_048_576]
+        let paused = Shared(true)
+        let server = try LoopbackHTTPServer { request in
+            .resource(Self.resource(bytesPerSecond: paused.current ? 4 * 1_048_576 : speeds[request.path]))
+        }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let other = directory.appendingPathComponent("other.bin")
+        let fastDownload = session.resumableDownload(from: server.url("/fast"), to: destination)
+        let slowDownload = session.resumableDownload(from: server.url("/slow"), to: other)
+        let savedFast = try await pause(fastDownload, on: server, path: "/fast", after: 0.25)
+        let savedSlow = try await pause(slowDownload, on: server, path: "/slow", after: 0.25)
+        paused.withLock { $0 = false }
+        let fast = session.resumeDownload(savedFast)
+        let slow = session.resumeDownload(savedSlow)
+        let winner = try await race([fast.promise, slow.promise], autoCancel: true).async()
+        #expect(winner.url == destination)
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(await slow.resumeData.async() == nil, "the loser is cancelled for good")
+        #expect(slow.promise.cancellationReason == .lostRace)
+        #expect(try contents() == ["file.bin"])
+        #expect(
+            server.waitUntil { connections in
+                connections.first { $0.path == "/slow" && $0.range != nil }?.clientClosedAt != nil
+            },
+            "the loser's connection closed"
+        )
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func twoResumesOfTheSameDataCannotWriteOneFile() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        let first = session.resumeDownload(saved)
+        let second = session.resumeDownload(saved)
+        #expect(await error(of: second.promise) as? DownloadResumeError == .partialFileInUse(saved.partialFile))
+        _ = try await first.promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body)
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Without live delivery (on Linux, any session not made by `withProgressReporting`), nothing is written until
+    /// the end: a pause keeps 0 bytes, and a resume starts over — correctly.
+    @Test(.timeLimit(.minutes(1)))
+    func onASessionWithoutLiveDeliveryAResumeStartsOver() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = DownloadIntegrationTests().makeSession(.anySession)
+        let download = session.resumableDownload(from: server.url("/file"), to: destination)
+        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
+        let saved = try #require(await download.pause().async())
+        #if canImport(FoundationNetworking)
+        #expect(saved.bytesWritten == 0)
+        #endif
+        _ = try await session.resumeDownload(saved).promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try contents() == ["file.bin"])
+    }
+
+    // MARK: Integrity
+
+    /// One million "a": a NIST test vector, served as a file.
+    static let millionA = Data(repeating: UInt8(ascii: "a"), count: 1_000_000)
+    static let millionADigest = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+
+    @Test(arguments: Mode.allCases)
+    func aDownloadWithTheExpectedLengthAndDigestSucceeds(mode: Mode) async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
+        defer { server.stop() }
+        let expected = DownloadIntegrity(length: 1_000_000, sha256: Self.millionADigest.uppercased())
+        let request = URLRequest(url: server.url("/a"))
+        let session = DownloadIntegrationTests().makeSession(mode)
+        _ = try await session.cancellableDownload(for: request, to: destination, verifying: expected).async()
+        #expect(try Data(contentsOf: destination) == Self.millionA)
+    }
+
+    @Test(arguments: Mode.allCases)
+    func aMismatchRejectsWithATypedErrorAndLeavesTheDestinationAsItWas(mode: Mode) async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
+        defer { server.stop() }
+        try Data("previous".utf8).write(to: destination)
+        let session = DownloadIntegrationTests().makeSession(mode)
+        let request = URLRequest(url: server.url("/a"))
+        let wrongDigest = String(repeating: "0", count: 64)
+        let digestFailure = await error(
+            of: session.cancellableDownload(for: request, to: destination, verifying: .init(sha256: wrongDigest))
+        )
+        #expect(
+            digestFailure as? DownloadIntegrityError
+                == .sha256Mismatch(expected: wrongDigest, actual: Self.millionADigest)
+        )
+        let lengthFailure = await error(
+            of: session.cancellableDownload(for: request, to: destination, verifying: .init(length: 999))
+        )
+        #expect(lengthFailure as? DownloadIntegrityError == .lengthMismatch(expected: 999, actual: 1_000_000))
+        #expect(try contents() == ["file.bin"], "nothing left behind")
+        #expect(try Data(contentsOf: destination) == Data("previous".utf8))
+    }
+
+    @Test(arguments: [
+        DownloadIntegrity(length: -1), DownloadIntegrity(sha256: "abc"),
+        DownloadIntegrity(sha256: String(repeating: "g", count: 64)),
+    ])
+    func anExpectationThatCannotBeCheckedRejectsBeforeAnyRequest(integrity: DownloadIntegrity) async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let download = session.resumableDownload(from: server.url("/a"), to: destination, verifying: integrity)
+        guard case .invalidExpectation = await error(of: download.promise) as? DownloadIntegrityError else {
+            Issue.record("expected invalidExpectation")
+            return
+        }
+        #expect(await download.resumeData.async() == nil)
+        #expect(server.connections.isEmpty)
+        #expect(try contents().isEmpty)
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aResumedDownloadIsCheckedAgainstTheIntegrityItStartedWith() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let expected = DownloadIntegrity(sha256: String(repeating: "1", count: 64))
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination, verifying: expected),
+            on: server,
+            path: "/file"
+        )
+        #expect(saved.integrity == expected)
+        let failure = await error(of: session.resumeDownload(saved).promise)
+        guard case .sha256Mismatch = failure as? DownloadIntegrityError else {
+            Issue.record("expected a digest mismatch, got \(failure as Any)")
+            return
+        }
+        #expect(try contents().isEmpty)
+        session.finishTasksAndInvalidate()
+    }
+
+    // MARK: Building blocks
+
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
+    ])
+    func sha256MatchesTheNISTVectors(message: String, digest: String) {
+        var hash = SHA256()
+        hash.update(Data(message.utf8))
+        #expect(hash.finalize().map { String(format: "%02x", $0) }.joined() == digest)
+    }
+
+    @Test func sha256OfOneMillionAMatchesTheNISTVector() {
+        var hash = SHA256()
+        hash.update(Self.millionA)
+        #expect(hash.finalize().map { String(format: "%02x", $0) }.joined() == Self.millionADigest)
+    }
+
+    @Test func sha256FedInPiecesMatchesOneShot() {
+        let message = DownloadIntegrationTests.payload(1_000)
+        var oneShot = SHA256()
+        oneShot.update(message)
+        let digest = oneShot.finalize()
+        for split in [0, 1, 55, 56, 63, 64, 65, 127, 128, 999, 1_000] {
+            var hash = SHA256()
+            hash.update(message.prefix(split))
+            hash.update(message.dropFirst(split).prefix(7))
+            hash.update(message.dropFirst(split + 7))
+            #expect(hash.finalize() == digest, "split at \(split)")
+        }
+    }
+
+    @Test func contentRangeParsesWhatServersSendAndRejectsTheRest() {
+        func fields(_ header: String) -> [Int64?]? {
+            ContentRange(header).map { [$0.start, $0.end, $0.total] }
+        }
+        #expect(fields("bytes 100-199/1000") == [100, 199, 1000])
+        #expect(fields("bytes 0-0/*") == [0, 0, nil])
+        #expect(fields("bytes */1000") == [nil, nil, 1000])
+        for bad in [
+            "", "bytes", "bytes */*", "bytes 5-4/10", "bytes 0-10/10", "items 0-1/2", "bytes a-b/c", "bytes -1-2/3",
+        ] {
+            #expect(fields(bad) == nil, "\(bad)")
+        }
+    }
+}
