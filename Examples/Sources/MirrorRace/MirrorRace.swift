@@ -20,6 +20,11 @@ struct MirrorRace: AsyncParsableCommand {
             finishes, the others are cancelled; the summary shows, measured by the server, how many bytes each \
             loser had received and how soon after the winner finished its connection was closed. Ctrl-C \
             cancels every download.
+
+            With --stall, the fastest mirror stops sending part-way. When it has sent nothing for a moment, its \
+            download is paused (keeping its bytes), the race is over, and the download resumes from the \
+            next-fastest mirror at the byte where it stopped; the summary shows the bytes every server sent and \
+            the bytes resuming saved.
             """
     )
 
@@ -39,21 +44,44 @@ struct MirrorRace: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Give up (and cancel every download) after this many seconds.")
     var timeout: Double = 60
 
+    @Flag(help: "The fastest mirror stalls part-way; the download resumes from the next-fastest mirror.")
+    var stall = false
+
+    @Option(help: "With --stall: how far into the file the fastest mirror stalls, as a fraction.")
+    var stallAt: Double = 0.5
+
+    @Option(help: "With --stall: seconds without a byte that count as a stall.")
+    var stallTimeout: Double = 0.5
+
     mutating func validate() throws {
         guard size > 0 else { throw ValidationError("--size must be positive") }
         guard speeds.isEmpty ? mirrors >= 1 : speeds.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("need at least one mirror, each with a positive speed")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard stallAt > 0 && stallAt < 1 else { throw ValidationError("--stall-at must be between 0 and 1") }
+        guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be positive") }
+        if stall && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
+            throw ValidationError("--stall needs at least two mirrors: one to stall, one to resume from")
+        }
     }
 
     func run() async throws {
         let kibPerSecond = speeds.isEmpty ? (0..<mirrors).map { max(1, 4_096 >> $0) } : speeds
         let fileSize = Int(size * 1_048_576)
-        let server = MirrorServer(fileSize: fileSize, bytesPerSecond: kibPerSecond.map { $0 * 1_024 })
+        // Mirrors by speed, fastest first: with --stall, the fastest stalls and the next one takes over.
+        let bySpeed = kibPerSecond.indices.sorted { kibPerSecond[$0] > kibPerSecond[$1] }
+        let server = MirrorServer(
+            fileSize: fileSize,
+            bytesPerSecond: kibPerSecond.map { $0 * 1_024 },
+            stallsAt: stall ? [bySpeed[0]: Int(Double(fileSize) * stallAt)] : [:]
+        )
         let (port, serverTask) = try await server.start()
         defer { serverTask.cancel() }
         say("Serving \(format(bytes: fileSize)) from \(kibPerSecond.count) mirrors on 127.0.0.1:\(port)")
+        func mirrorURL(_ mirror: Int) -> URL {
+            URL(string: "http://127.0.0.1:\(port)/mirror/\(mirror)/file.bin")!
+        }
 
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let progress = ProgressBoard(
@@ -65,42 +93,160 @@ struct MirrorRace: AsyncParsableCommand {
         }
         defer { destinations.forEach { try? FileManager.default.removeItem(at: $0) } }
 
+        // Every mirror serves the same file: a download that arrives with another length is rejected.
+        let expected = DownloadIntegrity(length: Int64(fileSize))
         let downloads = kibPerSecond.indices.map { mirror in
-            session.cancellableDownload(
-                for: URLRequest(url: URL(string: "http://127.0.0.1:\(port)/mirror/\(mirror)/file.bin")!),
-                to: destinations[mirror]
-            ) { progress.update(mirror, $0) }
+            session.resumableDownload(
+                for: URLRequest(url: mirrorURL(mirror)),
+                to: destinations[mirror],
+                verifying: expected
+            ) {
+                progress.update(mirror, $0)
+            }
         }
         let started = Date()
-        let winner = race(
-            downloads.enumerated().map { index, download in download.map(on: nil) { _ in index } },
-            autoCancel: true
-        ).timeout(seconds: timeout)
+        let scope = CancelScope()
+        let winner = scope.add(
+            race(
+                downloads.enumerated().map { index, download in download.promise.map(on: nil) { _ in index } },
+                autoCancel: true
+            )
+            .timeout(seconds: timeout)
+        )
 
-        // Ctrl-C cancels the race, which cancels every download.
-        let interrupt = onInterrupt { winner.cancel() }
+        // Ctrl-C cancels the race, which cancels every download (and, with --stall, the resumed one).
+        let interrupt = onInterrupt { scope.cancelAll() }
         defer { interrupt.cancel() }
+        // With --stall: pause a download that stops receiving. That decides the race (it rejects, and the others are
+        // cancelled); the paused download keeps its bytes.
+        let stalled = Locked<Int?>(nil)
+        let watchdog =
+            stall
+            ? progress.watchForStall(after: stallTimeout) { mirror in
+                stalled.set(mirror)
+                downloads[mirror].pause()
+            } : nil
+        defer { watchdog?.cancel() }
 
         let display = progress.startDisplaying()
         let outcome = await winner.asPromise().asResult().async()
+        let decidedAt = Date()
+        watchdog?.cancel()
+
+        if let stalledMirror = stalled.value, case .failure(let error) = outcome, error.cancellationReason == .paused,
+            let resumeData = await downloads[stalledMirror].resumeData.async()
+        {
+            server.release(stalledMirror)  // the stalled mirror closes its connection
+            let next = bySpeed.first { $0 != stalledMirror }!
+            progress.rename(stalledMirror, to: "mirror \(stalledMirror) → \(next)")
+            let resumedAt = Date()
+            let resumed = scope.add(
+                session.resumeDownload(resumeData, from: URLRequest(url: mirrorURL(next))) {
+                    progress.update(stalledMirror, $0)
+                }
+                .promise
+                .timeout(seconds: timeout)
+            )
+            let resumedOutcome = await resumed.asPromise().asResult().async()
+            display.cancel()
+            progress.render(final: true)
+            await waitForConnections(server, mirrors: kibPerSecond.count)
+            let intact = summarizeResume(
+                resumedOutcome.map { $0.url },
+                stalled: stalledMirror,
+                next: next,
+                resumeData: resumeData,
+                resumedAt: resumedAt,
+                server: server,
+                mirrors: kibPerSecond.count
+            )
+            if case .failure(let error) = resumedOutcome {
+                throw ExitCode(error.isCancelled ? 130 : 1)
+            }
+            if !intact { throw ExitCode(1) }
+            return
+        }
+
         display.cancel()
         progress.render(final: true)
-
-        // Give the server a moment to see every loser's connection close: it is what the summary reports.
-        await waitUntil(seconds: 2) {
-            kibPerSecond.indices.allSatisfy {
-                server.stats(of: $0).finishedAt != nil || server.stats(of: $0).clientClosedAt != nil
-            }
+        server.stallsAt.keys.forEach(server.release)
+        await waitForConnections(server, mirrors: kibPerSecond.count)
+        if stall {
+            say("(No stall was noticed before a mirror finished: try a larger --size.)")
         }
-        summarize(outcome, started: started, fileSize: fileSize, server: server, mirrors: kibPerSecond.count)
+        summarize(
+            outcome,
+            elapsed: decidedAt.timeIntervalSince(started),
+            fileSize: fileSize,
+            server: server,
+            mirrors: kibPerSecond.count
+        )
         if case .failure(let error) = outcome {
             throw ExitCode(error.isCancelled ? 130 : 1)
         }
     }
 
+    /// Gives the server a moment to see every connection end: it is what the summary reports.
+    private func waitForConnections(_ server: MirrorServer, mirrors: Int) async {
+        await waitUntil(seconds: 2) {
+            (0..<mirrors).allSatisfy {
+                server.stats(of: $0).finishedAt != nil || server.stats(of: $0).clientClosedAt != nil
+            }
+        }
+    }
+
+    private func summarizeResume(
+        _ outcome: Swift.Result<URL, Error>,
+        stalled: Int,
+        next: Int,
+        resumeData: DownloadResumeData,
+        resumedAt: Date,
+        server: MirrorServer,
+        mirrors: Int
+    ) -> Bool {
+        let fileSize = server.file.count
+        let kept = Int(resumeData.bytesWritten)
+        say()
+        say(
+            "Mirror \(stalled) stalled after \(format(bytes: kept)) (\(kept * 100 / fileSize)%); paused, keeping the "
+                + "\(format(bytes: kept)) it had. The other mirrors were cancelled."
+        )
+        switch outcome {
+        case .success(let file):
+            let elapsed = String(format: "%.2f", Date().timeIntervalSince(resumedAt))
+            say("Resumed from mirror \(next) at byte \(kept): \(format(bytes: fileSize - kept)) more, in \(elapsed) s.")
+            let perMirror = (0..<mirrors).map { "mirror \($0) \(format(bytes: server.stats(of: $0).bytesSent))" }
+            let total = (0..<mirrors).map { server.stats(of: $0).bytesSent }.reduce(0, +)
+            say(
+                "All servers sent \(format(bytes: total)) for the \(format(bytes: fileSize)) file, losers included: "
+                    + perMirror.joined(separator: ", ") + "."
+            )
+            let resumedBytes = server.stats(of: next).latestResponseBytes
+            let fetched = kept + resumedBytes
+            let twice =
+                fetched == fileSize
+                ? "no byte of it was sent twice" : "\(format(bytes: fetched - fileSize)) more than the file"
+            say(
+                "The file itself: \(format(bytes: kept)) from mirror \(stalled) + \(format(bytes: resumedBytes)) from "
+                    + "mirror \(next) = \(format(bytes: fetched)); \(twice)."
+            )
+            say(
+                "Resuming saved \(format(bytes: kept)): starting over on mirror \(next) would have needed all "
+                    + "\(format(bytes: fileSize)) again."
+            )
+            let matches = (try? Data(contentsOf: file)) == server.file
+            say(matches ? "The file matches the source byte for byte." : "The file does NOT match the source.")
+            return matches
+        case .failure(let error):
+            say("The resumed download failed: \(error)")
+            reportServerSide(server, mirrors: mirrors)
+            return false
+        }
+    }
+
     private func summarize(
         _ outcome: Swift.Result<Int, Error>,
-        started: Date,
+        elapsed: TimeInterval,
         fileSize: Int,
         server: MirrorServer,
         mirrors: Int
@@ -108,7 +254,6 @@ struct MirrorRace: AsyncParsableCommand {
         say()
         switch outcome {
         case .success(let winner):
-            let elapsed = Date().timeIntervalSince(started)
             let finishedAt = server.stats(of: winner).finishedAt ?? Date()
             say("Winner: mirror \(winner) — \(format(bytes: fileSize)) in \(String(format: "%.2f", elapsed)) s")
             var loserBytes = 0
@@ -153,4 +298,27 @@ func format(bytes: Int) -> String {
     bytes >= 1_048_576
         ? String(format: "%.1f MiB", Double(bytes) / 1_048_576)
         : String(format: "%.0f KiB", Double(bytes) / 1_024)
+}
+
+/// A value shared between threads, behind a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `stored` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) {
+        stored = value
+    }
+
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    func set(_ value: Value) {
+        lock.lock()
+        stored = value
+        lock.unlock()
+    }
 }

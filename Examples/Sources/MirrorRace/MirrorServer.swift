@@ -5,28 +5,62 @@ import NIOCore
 
 /// A real HTTP server on 127.0.0.1 that serves one file from several "mirrors", each throttled to its own
 /// speed, and records — on the server side — how many bytes each connection got and when its client left.
+///
+/// Every mirror serves the same bytes with the same `ETag`, and honours `Range` and `If-Range` (206 with
+/// `Content-Range`, 416 past the end), as real mirrors do: a download paused on one can continue on another.
 final class MirrorServer: @unchecked Sendable {
-    // @unchecked Sendable: `stats` is only touched under `lock`.
+    // @unchecked Sendable: `stats` and `released` are only touched under `lock`.
     struct Stats: Sendable {
+        /// Body bytes sent, over every request to this mirror.
         var bytesSent = 0
+        var requests = 0
+        /// Body bytes sent in the latest response.
+        var latestResponseBytes = 0
         var finishedAt: Date?
         var clientClosedAt: Date?
     }
 
-    let fileSize: Int
+    let file: Data
+    let entityTag: String
     let bytesPerSecond: [Int]
+    /// Mirror → the byte at which its first response stops sending (and waits, connection open, until released).
+    let stallsAt: [Int: Int]
     private let lock = NSLock()
     private var stats: [Int: Stats] = [:]
+    private var released: Set<Int> = []
 
-    init(fileSize: Int, bytesPerSecond: [Int]) {
-        self.fileSize = fileSize
+    init(fileSize: Int, bytesPerSecond: [Int], stallsAt: [Int: Int] = [:]) {
+        file = Data((0..<fileSize).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        entityTag = "\"mirror-race-\(fileSize)\""
         self.bytesPerSecond = bytesPerSecond
+        self.stallsAt = stallsAt
     }
 
     func stats(of mirror: Int) -> Stats {
         lock.lock()
         defer { lock.unlock() }
         return stats[mirror] ?? Stats()
+    }
+
+    /// Ends a stalled response: the server closes that connection.
+    func release(_ mirror: Int) {
+        lock.lock()
+        released.insert(mirror)
+        lock.unlock()
+    }
+
+    private func isReleased(_ mirror: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return released.contains(mirror)
+    }
+
+    /// Counts a request to `mirror`; returns how many it has had, this one included.
+    private func countRequest(to mirror: Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        stats[mirror, default: Stats()].requests += 1
+        return stats[mirror]!.requests
     }
 
     private func update(_ mirror: Int, _ change: (inout Stats) -> Void) {
@@ -38,16 +72,10 @@ final class MirrorServer: @unchecked Sendable {
     /// Starts the server on an ephemeral port and returns it once it is listening.
     func start() async throws -> (port: Int, task: Task<Void, Error>) {
         let router = Router()
-        router.get("/mirror/:id/file.bin") { _, context -> Response in
+        router.get("/mirror/:id/file.bin") { request, context -> Response in
             let mirror = try context.parameters.require("id", as: Int.self)
             guard self.bytesPerSecond.indices.contains(mirror) else { return Response(status: .notFound) }
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/octet-stream"],
-                body: ResponseBody(contentLength: self.fileSize) { writer in
-                    try await self.stream(mirror: mirror, to: &writer)
-                }
-            )
+            return self.respond(to: request, from: mirror)
         }
         let (port, listening) = AsyncStream<Int>.makeStream()
         // The example prints its own report; keep the server's log for real trouble.
@@ -69,22 +97,64 @@ final class MirrorServer: @unchecked Sendable {
         return (bound, task)
     }
 
-    private func stream(mirror: Int, to writer: inout any ResponseBodyWriter) async throws {
+    /// The whole file (200), the rest of it from a `Range: bytes=N-` whose `If-Range` matches (206), or 416 past
+    /// the end.
+    private func respond(to request: Request, from mirror: Int) -> Response {
+        var headers: HTTPFields = [
+            .contentType: "application/octet-stream", .eTag: entityTag, .acceptRanges: "bytes",
+        ]
+        var start = 0
+        var status = HTTPResponse.Status.ok
+        let condition = request.headers[.ifRange]
+        if let range = request.headers[.range], condition == nil || condition == entityTag,
+            range.hasPrefix("bytes="), range.hasSuffix("-"), let first = Int(range.dropFirst(6).dropLast())
+        {
+            guard first < file.count else {
+                headers[.contentRange] = "bytes */\(file.count)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            start = first
+            status = .partialContent
+            headers[.contentRange] = "bytes \(first)-\(file.count - 1)/\(file.count)"
+        }
+        let stall = countRequest(to: mirror) == 1 ? stallsAt[mirror] : nil
+        let first = start
+        return Response(
+            status: status,
+            headers: headers,
+            body: ResponseBody(contentLength: file.count - first) { writer in
+                try await self.stream(mirror: mirror, from: first, stallingAt: stall, to: &writer)
+            }
+        )
+    }
+
+    private func stream(
+        mirror: Int,
+        from start: Int,
+        stallingAt stall: Int?,
+        to writer: inout any ResponseBodyWriter
+    ) async throws {
         let chunkSize = 16_384
-        let chunk = ByteBuffer(repeating: UInt8(ascii: "a") + UInt8(mirror % 26), count: chunkSize)
         let rate = Double(bytesPerSecond[mirror])
-        let start = ContinuousClock.now
-        var sent = 0
+        let began = ContinuousClock.now
+        var offset = start
+        update(mirror) { $0.latestResponseBytes = 0 }
         do {
-            while sent < fileSize {
-                var piece = chunk
-                let size = min(chunkSize, fileSize - sent)
-                piece.moveWriterIndex(to: size)
-                try await writer.write(piece)
-                sent += size
-                update(mirror) { $0.bytesSent = sent }
+            while offset < file.count {
+                if let stall, offset >= stall {
+                    // A stalled mirror: nothing more, until the example has moved on.
+                    while !isReleased(mirror) { try await Task.sleep(for: .milliseconds(20)) }
+                    throw CancellationError()
+                }
+                let end = min(file.count, offset + chunkSize, stall ?? .max)
+                try await writer.write(ByteBuffer(bytes: file[offset..<end]))
+                update(mirror) {
+                    $0.bytesSent += end - offset
+                    $0.latestResponseBytes += end - offset
+                }
+                offset = end
                 // Throttle to this mirror's speed.
-                let due = start + .seconds(Double(sent) / rate)
+                let due = began + .seconds(Double(offset - start) / rate)
                 try await Task.sleep(until: due, clock: .continuous)
             }
             try await writer.finish(nil)
