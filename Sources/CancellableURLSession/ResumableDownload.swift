@@ -23,7 +23,7 @@ public import FoundationNetworking
 /// }
 /// ```
 ///
-/// Pausing is a cancellation with ``CancellationReason/paused``: ``promise`` rejects with
+/// Pausing is a cancellation with `CancellationReason.paused`: ``promise`` rejects with
 /// `CancellablePromiseError.cancelled` before ``pause()`` returns, like any cancellation, and the transfer stops.
 /// What differs is the partial file: it stays, and ``resumeData`` resolves with a ``DownloadResumeData`` once the
 /// transfer has stopped writing. A cancellation with that reason that reaches the download through a chain
@@ -55,7 +55,7 @@ public final class ResumableDownload: Sendable {
         self.resumeData = resumeData
     }
 
-    /// Pauses the download: cancels ``promise`` with ``CancellationReason/paused``, keeping the bytes it has.
+    /// Pauses the download: cancels ``promise`` with `CancellationReason.paused`, keeping the bytes it has.
     ///
     /// ```swift
     /// download.pause().done { saved = $0 }
