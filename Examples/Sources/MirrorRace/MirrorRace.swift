@@ -53,6 +53,15 @@ struct MirrorRace: AsyncParsableCommand {
     @Option(help: "With --stall: seconds without a byte that count as a stall.")
     var stallTimeout: Double = 0.5
 
+    @Flag(help: "The mirrors ignore ranges (every answer is 200): a resume starts over from byte 0.")
+    var ignoreRanges = false
+
+    @Flag(
+        help:
+            "With --stall: the file changes on every mirror while the download is paused: the resume's If-Range fails."
+    )
+    var changeFile = false
+
     mutating func validate() throws {
         guard size > 0 else { throw ValidationError("--size must be positive") }
         guard speeds.isEmpty ? mirrors >= 1 : speeds.allSatisfy({ $0 > 0 }) else {
@@ -74,7 +83,9 @@ struct MirrorRace: AsyncParsableCommand {
         let server = MirrorServer(
             fileSize: fileSize,
             bytesPerSecond: kibPerSecond.map { $0 * 1_024 },
-            stallsAt: stall ? [bySpeed[0]: Int(Double(fileSize) * stallAt)] : [:]
+            stallsAt: stall ? [bySpeed[0]: Int(Double(fileSize) * stallAt)] : [:],
+            ignoresRanges: ignoreRanges,
+            changesFile: changeFile
         )
         let (port, serverTask) = try await server.start()
         defer { serverTask.cancel() }
@@ -152,7 +163,7 @@ struct MirrorRace: AsyncParsableCommand {
             progress.render(final: true)
             await waitForConnections(server, mirrors: kibPerSecond.count)
             let intact = summarizeResume(
-                resumedOutcome.map { $0.url },
+                resumedOutcome,
                 stalled: stalledMirror,
                 next: next,
                 resumeData: resumeData,
@@ -196,7 +207,7 @@ struct MirrorRace: AsyncParsableCommand {
     }
 
     private func summarizeResume(
-        _ outcome: Swift.Result<URL, Error>,
+        _ outcome: Swift.Result<(url: URL, response: URLResponse), Error>,
         stalled: Int,
         next: Int,
         resumeData: DownloadResumeData,
@@ -204,7 +215,8 @@ struct MirrorRace: AsyncParsableCommand {
         server: MirrorServer,
         mirrors: Int
     ) -> Bool {
-        let fileSize = server.file.count
+        let (source, _) = server.current
+        let fileSize = source.count
         let kept = Int(resumeData.bytesWritten)
         say()
         say(
@@ -212,29 +224,42 @@ struct MirrorRace: AsyncParsableCommand {
                 + "\(format(bytes: kept)) it had. The other mirrors were cancelled."
         )
         switch outcome {
-        case .success(let file):
+        case .success(let (file, response)):
             let elapsed = String(format: "%.2f", Date().timeIntervalSince(resumedAt))
-            say("Resumed from mirror \(next) at byte \(kept): \(format(bytes: fileSize - kept)) more, in \(elapsed) s.")
+            let continued = (response as? HTTPURLResponse)?.statusCode == 206
+            let resumedBytes = server.stats(of: next).latestResponseBytes
+            if continued {
+                say(
+                    "Resumed from mirror \(next) at byte \(kept): \(format(bytes: resumedBytes)) more, in \(elapsed) s."
+                )
+            } else {
+                let why = ignoreRanges ? "it ignores ranges" : "the file changed, so If-Range did not match"
+                say(
+                    "Mirror \(next) answered 200 with the whole file (\(why)): the download started over from byte 0, "
+                        + "and the \(format(bytes: kept)) kept were dropped, in \(elapsed) s."
+                )
+            }
             let perMirror = (0..<mirrors).map { "mirror \($0) \(format(bytes: server.stats(of: $0).bytesSent))" }
             let total = (0..<mirrors).map { server.stats(of: $0).bytesSent }.reduce(0, +)
             say(
                 "All servers sent \(format(bytes: total)) for the \(format(bytes: fileSize)) file, losers included: "
                     + perMirror.joined(separator: ", ") + "."
             )
-            let resumedBytes = server.stats(of: next).latestResponseBytes
-            let fetched = kept + resumedBytes
-            let twice =
-                fetched == fileSize
-                ? "no byte of it was sent twice" : "\(format(bytes: fetched - fileSize)) more than the file"
-            say(
-                "The file itself: \(format(bytes: kept)) from mirror \(stalled) + \(format(bytes: resumedBytes)) from "
-                    + "mirror \(next) = \(format(bytes: fetched)); \(twice)."
-            )
-            say(
-                "Resuming saved \(format(bytes: kept)): starting over on mirror \(next) would have needed all "
-                    + "\(format(bytes: fileSize)) again."
-            )
-            let matches = (try? Data(contentsOf: file)) == server.file
+            if continued {
+                let fetched = kept + resumedBytes
+                let twice =
+                    fetched == fileSize
+                    ? "no byte of it was sent twice" : "\(format(bytes: fetched - fileSize)) more than the file"
+                say(
+                    "The file itself: \(format(bytes: kept)) from mirror \(stalled) + \(format(bytes: resumedBytes)) "
+                        + "from mirror \(next) = \(format(bytes: fetched)); \(twice)."
+                )
+                say(
+                    "Resuming saved \(format(bytes: kept)): starting over on mirror \(next) would have needed all "
+                        + "\(format(bytes: fileSize)) again."
+                )
+            }
+            let matches = (try? Data(contentsOf: file)) == source
             say(matches ? "The file matches the source byte for byte." : "The file does NOT match the source.")
             return matches
         case .failure(let error):

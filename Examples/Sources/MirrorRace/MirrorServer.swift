@@ -8,6 +8,8 @@ import NIOCore
 ///
 /// Every mirror serves the same bytes with the same `ETag`, and honours `Range` and `If-Range` (206 with
 /// `Content-Range`, 416 past the end), as real mirrors do: a download paused on one can continue on another.
+/// Two switches show what a resume does when it cannot continue: `ignoresRanges` (every answer is 200 with the
+/// whole file) and `changesFile` (a new version of the file, with a new `ETag`, once a stalled mirror is released).
 final class MirrorServer: @unchecked Sendable {
     // @unchecked Sendable: `stats` and `released` are only touched under `lock`.
     struct Stats: Sendable {
@@ -20,20 +22,45 @@ final class MirrorServer: @unchecked Sendable {
         var clientClosedAt: Date?
     }
 
-    let file: Data
-    let entityTag: String
+    let fileSize: Int
     let bytesPerSecond: [Int]
+    let ignoresRanges: Bool
+    let changesFile: Bool
     /// Mirror → the byte at which its first response stops sending (and waits, connection open, until released).
     let stallsAt: [Int: Int]
     private let lock = NSLock()
     private var stats: [Int: Stats] = [:]
     private var released: Set<Int> = []
+    private var version = 1
+    /// The file of `version`, made once.
+    private var served: (version: Int, file: Data)?
 
-    init(fileSize: Int, bytesPerSecond: [Int], stallsAt: [Int: Int] = [:]) {
-        file = Data((0..<fileSize).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
-        entityTag = "\"mirror-race-\(fileSize)\""
+    init(
+        fileSize: Int,
+        bytesPerSecond: [Int],
+        stallsAt: [Int: Int] = [:],
+        ignoresRanges: Bool = false,
+        changesFile: Bool = false
+    ) {
+        self.fileSize = fileSize
         self.bytesPerSecond = bytesPerSecond
         self.stallsAt = stallsAt
+        self.ignoresRanges = ignoresRanges
+        self.changesFile = changesFile
+    }
+
+    /// The file as the mirrors serve it now, and its `ETag`.
+    var current: (file: Data, entityTag: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if served?.version != version {
+            let shift = UInt8(truncatingIfNeeded: version - 1)
+            let block = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) &+ shift })
+            var file = Data(capacity: fileSize)
+            while file.count < fileSize { file.append(block.prefix(fileSize - file.count)) }
+            served = (version, file)
+        }
+        return (served!.file, "\"mirror-race-\(fileSize)-v\(version)\"")
     }
 
     func stats(of mirror: Int) -> Stats {
@@ -42,10 +69,10 @@ final class MirrorServer: @unchecked Sendable {
         return stats[mirror] ?? Stats()
     }
 
-    /// Ends a stalled response: the server closes that connection.
+    /// Ends a stalled response: the server closes that connection. With `changesFile`, the file changes now.
     func release(_ mirror: Int) {
         lock.lock()
-        released.insert(mirror)
+        if released.insert(mirror).inserted && changesFile { version += 1 }
         lock.unlock()
     }
 
@@ -100,13 +127,13 @@ final class MirrorServer: @unchecked Sendable {
     /// The whole file (200), the rest of it from a `Range: bytes=N-` whose `If-Range` matches (206), or 416 past
     /// the end.
     private func respond(to request: Request, from mirror: Int) -> Response {
-        var headers: HTTPFields = [
-            .contentType: "application/octet-stream", .eTag: entityTag, .acceptRanges: "bytes",
-        ]
+        let (file, entityTag) = current
+        var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: entityTag]
+        if !ignoresRanges { headers[.acceptRanges] = "bytes" }
         var start = 0
         var status = HTTPResponse.Status.ok
         let condition = request.headers[.ifRange]
-        if let range = request.headers[.range], condition == nil || condition == entityTag,
+        if !ignoresRanges, let range = request.headers[.range], condition == nil || condition == entityTag,
             range.hasPrefix("bytes="), range.hasSuffix("-"), let first = Int(range.dropFirst(6).dropLast())
         {
             guard first < file.count else {
@@ -123,12 +150,13 @@ final class MirrorServer: @unchecked Sendable {
             status: status,
             headers: headers,
             body: ResponseBody(contentLength: file.count - first) { writer in
-                try await self.stream(mirror: mirror, from: first, stallingAt: stall, to: &writer)
+                try await self.stream(file, mirror: mirror, from: first, stallingAt: stall, to: &writer)
             }
         )
     }
 
     private func stream(
+        _ file: Data,
         mirror: Int,
         from start: Int,
         stallingAt stall: Int?,
