@@ -313,6 +313,48 @@ import FoundationNetworking
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func resumeDataWhosePartialFileIsGoneStartsOver() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pause(
+            session.resumableDownload(from: server.url("/file"), to: destination),
+            on: server,
+            path: "/file"
+        )
+        try FileManager.default.removeItem(at: saved.partialFile)
+        let (_, response) = try await session.resumeDownload(saved).promise.async()
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(server.connections.last?.range == nil, "no Range for bytes that are not there")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func resumeDataWithoutAValidatorOrALengthStartsOver() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
+        defer { server.stop() }
+        let partial = directory.appendingPathComponent(".file.bin.unknown.partial")
+        try Data(repeating: 0xEE, count: 100_000).write(to: partial)
+        let saved = DownloadResumeData(
+            url: server.url("/file"),
+            destination: destination,
+            partialFile: partial,
+            bytesWritten: 100_000,
+            validator: nil,
+            totalBytes: nil
+        )
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        _ = try await session.resumeDownload(saved).promise.async()
+        #expect(try Data(contentsOf: destination) == Self.body, "none of the unverifiable bytes were kept")
+        #expect(server.connections.map(\.range) == [nil])
+        #expect(try contents() == ["file.bin"])
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aConnectionLostMidBodyKeepsItsBytesForAResume() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource(bytesPerSecond: nil))
