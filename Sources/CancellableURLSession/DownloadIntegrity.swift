@@ -42,8 +42,7 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
     /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected.
     func verify(fileAt url: URL) throws {
         if let length {
-            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-            let actual = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+            let actual = try PartialFile.size(of: url)
             guard actual == length else {
                 throw DownloadIntegrityError.lengthMismatch(expected: length, actual: actual)
             }

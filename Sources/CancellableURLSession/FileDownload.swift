@@ -12,8 +12,8 @@ import FoundationNetworking
 ///
 /// Every method but ``stop(_:)`` is called from the session's delegate queue, one callback at a time (or, on a
 /// session without live delivery, once from the task's completion handler), so that state needs no lock.
-/// ``stop(_:)`` is the download's cancel handler: it runs on the cancelling thread, and records its reason under
-/// `lock`.
+/// ``stop(_:)`` is the download's cancel handler: it runs on the cancelling thread, and records its reason in a
+/// `Locked`.
 final class FileDownload: @unchecked Sendable {
     /// Receives a resumable download's resume data, or `nil`, once it ends.
     typealias ResumeDataSink = (DownloadResumeData?) -> Void
@@ -50,20 +50,18 @@ final class FileDownload: @unchecked Sendable {
     private var written: Int64 = 0
     private var validator: DownloadResumeData.Validator?
     private var totalBytes: Int64?
-    /// Set when the file already has every byte (see ``Disposition/ignore``).
-    private var isComplete = false
     /// Why the download failed on this side (a file error, a response that does not continue the bytes kept).
     private var failure: Error?
 
     /// Whether this download holds its partial file in ``partialFilesInUse`` (a resumed one does).
     private var isClaimed = false
 
-    private let lock = NSLock()
-    private var stopReason: CancellationReason?
+    /// Why the download was cancelled, set by ``stop(_:)``.
+    private let stopReason = Locked<CancellationReason?>(nil)
 
-    /// The partial files that resumed downloads are writing: two downloads resumed from the same resume data would
-    /// write one file at once.
-    private static let partialFilesInUse = PathRegistry()
+    /// The paths of the partial files that resumed downloads are writing: two downloads resumed from the same resume
+    /// data would write one file at once.
+    private static let partialFilesInUse = Locked<Set<String>>([])
 
     /// A download from the start into a new partial file next to `destination`.
     ///
@@ -93,7 +91,7 @@ final class FileDownload: @unchecked Sendable {
         resumeData: ResumeDataSink?
     ) throws {
         try integrity?.validate()
-        guard Self.partialFilesInUse.claim(data.partialFile) else {
+        guard Self.claim(data.partialFile) else {
             throw DownloadResumeError.partialFileInUse(data.partialFile)
         }
         let canContinue = continuing && (data.validator != nil || data.totalBytes != nil)
@@ -107,7 +105,7 @@ final class FileDownload: @unchecked Sendable {
                 keeping: canContinue ? data.bytesWritten : 0
             )
         } catch {
-            Self.partialFilesInUse.release(data.partialFile)
+            Self.release(data.partialFile)
             throw error
         }
         let continuation =
@@ -154,9 +152,16 @@ final class FileDownload: @unchecked Sendable {
     /// The download's cancel handler: remembers why, so that ``finish(error:errorStatus:)`` keeps the bytes for a
     /// pause and removes them otherwise.
     func stop(_ reason: CancellationReason) {
-        lock.lock()
-        if stopReason == nil { stopReason = reason }
-        lock.unlock()
+        stopReason.withLock { $0 = $0 ?? reason }
+    }
+
+    /// Records that a resumed download writes `file`; `false` if another one already does.
+    private static func claim(_ file: URL) -> Bool {
+        partialFilesInUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
+    }
+
+    private static func release(_ file: URL) {
+        _ = partialFilesInUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
 
     /// Decides what this response's body is: the file from the start, its continuation, or neither.
@@ -188,7 +193,6 @@ final class FileDownload: @unchecked Sendable {
                 }
                 offset = continuation.start
                 totalBytes = length
-                isComplete = true
                 return .ignore
             case 200...299:
                 // The server sends the whole file: it ignores ranges, or the file changed and If-Range did not match.
@@ -221,15 +225,12 @@ final class FileDownload: @unchecked Sendable {
         }
     }
 
-    /// An error status: the body is not the file. Bytes kept from before stay for a resume; the file is closed.
+    /// An error status: the body is not the file. The file is closed with the bytes kept from before, if any;
+    /// ``finish(error:errorStatus:)`` decides whether they stay for a resume.
     private func closeKeepingBytes() {
         try? handle?.close()
         handle = nil
-        if continuation == nil || resumeData == nil {
-            partial.remove()
-        } else {
-            offset = continuation!.start
-        }
+        offset = continuation?.start ?? 0
     }
 
     /// Appends `data` to the file.
@@ -281,14 +282,11 @@ final class FileDownload: @unchecked Sendable {
         defer {
             if isClaimed {
                 isClaimed = false
-                Self.partialFilesInUse.release(partial.url)
+                Self.release(partial.url)
             }
         }
-        lock.lock()
-        let reason = stopReason
-        lock.unlock()
         let bytes = offset + written
-        if let reason {
+        if let reason = stopReason.withLock({ $0 }) {
             // Cancelled, even if the last byte raced the cancellation in: the promise already says so.
             return keepOrRemove(keeping: reason == .paused, bytes: bytes, CancellablePromiseError(reason: reason))
         }
@@ -340,26 +338,6 @@ final class FileDownload: @unchecked Sendable {
             return .lastModified(date)
         }
         return nil
-    }
-}
-
-/// A set of file paths, shared between threads.
-final class PathRegistry: @unchecked Sendable {
-    // @unchecked Sendable: `paths` is only touched under `lock`.
-    private let lock = NSLock()
-    private var paths: Set<String> = []
-
-    /// Adds `url`'s path; `false` if it was there already.
-    func claim(_ url: URL) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return paths.insert(url.standardizedFileURL.path).inserted
-    }
-
-    func release(_ url: URL) {
-        lock.lock()
-        defer { lock.unlock() }
-        paths.remove(url.standardizedFileURL.path)
     }
 }
 

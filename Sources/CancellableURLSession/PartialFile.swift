@@ -40,8 +40,7 @@ struct PartialFile: Sendable {
         keeping bytes: Int64
     ) throws -> (PartialFile, FileHandle, Int64) {
         let file = PartialFile(url: url, destination: destination)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
+        let size = (try? size(of: url)) ?? -1
         let kept = bytes > 0 && size >= bytes ? bytes : 0
         return (file, try file.open(keeping: kept), kept)
     }
@@ -65,6 +64,12 @@ struct PartialFile: Sendable {
             remove()
             throw error
         }
+    }
+
+    /// The size in bytes of the file at `url` (-1 if the file system does not say).
+    static func size(of url: URL) throws -> Int64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        return (attributes[.size] as? NSNumber)?.int64Value ?? -1
     }
 
     /// Cuts the file open in `handle` to `offset` bytes and moves the write position there.

@@ -102,14 +102,14 @@ final class TransferDelegate: @unchecked Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let response = response ?? task.response
         var fileURL: URL?
-        // For a file, only a response `FileDownload` took for an error: a 416 may finish or fail the download.
         let errorStatus: Bool
-        if case .file = sink {
-            errorStatus = collectsBody
-        } else {
+        switch sink {
+        case .memory:
+            if let error { return resolver.reject(error) }
             errorStatus = response.map { !$0.isSuccess } ?? false
-        }
-        if case .file(let file) = sink {
+        case .file(let file):
+            // Only a response `FileDownload` took for an error: a 416 may finish or fail the download.
+            errorStatus = collectsBody
             switch file.finish(
                 error: error ?? (response == nil ? URLError(.badServerResponse) : nil),
                 errorStatus: errorStatus
@@ -122,8 +122,6 @@ final class TransferDelegate: @unchecked Sendable {
             case .failure:
                 break
             }
-        } else if let error {
-            return resolver.reject(error)
         }
         guard let response else {
             return resolver.reject(URLError(.badServerResponse))

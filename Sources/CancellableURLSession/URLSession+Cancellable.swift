@@ -125,7 +125,7 @@ extension URLSession {
                 verifying: integrity,
                 resumeData: nil
             )
-            return download(request, into: file, progress: progress)
+            return download(request, into: file, router: transferRouter, progress: progress)
         } catch {
             return CancellablePromise(error: error)
         }
@@ -147,18 +147,13 @@ extension URLSession {
         verifying integrity: DownloadIntegrity? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
-        let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
-        do {
-            let file = try FileDownload(
+        resumable(request, progress: progress) { _, deliver in
+            try FileDownload(
                 url: request.url ?? destination,
                 to: destination,
                 verifying: integrity,
                 resumeData: deliver
             )
-            return ResumableDownload(promise: download(request, into: file, progress: progress), resumeData: resumeData)
-        } catch {
-            deliver(nil)
-            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: resumeData)
         }
     }
 
@@ -215,34 +210,50 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         let request = request ?? URLRequest(url: resumeData.url)
-        let (nextResumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
-        do {
-            let file = try FileDownload(
+        return resumable(request, progress: progress) { router, deliver in
+            try FileDownload(
                 resuming: resumeData,
                 from: request.url ?? resumeData.url,
-                continuing: transferRouter != nil,
+                continuing: router != nil,
                 verifying: integrity ?? resumeData.integrity,
                 resumeData: deliver
             )
-            return ResumableDownload(
-                promise: download(request, into: file, progress: progress),
-                resumeData: nextResumeData
-            )
-        } catch {
-            deliver(nil)
-            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: nextResumeData)
         }
     }
 
+    /// A resumable download of `request` into the file `makeFile` prepares (given the session's router, if it has
+    /// live delivery, and what receives the resume data); rejected at once if `makeFile` throws.
+    private func resumable(
+        _ request: URLRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        file makeFile: (TransferRouter?, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
+    ) -> ResumableDownload {
+        let router = transferRouter
+        let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
+        do {
+            let file = try makeFile(router, deliver)
+            return ResumableDownload(
+                promise: download(request, into: file, router: router, progress: progress),
+                resumeData: resumeData
+            )
+        } catch {
+            deliver(nil)
+            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: resumeData)
+        }
+    }
+
+    /// Downloads `request` into `file`: streamed through `router` if the session has live delivery, with a download
+    /// task and a completion handler otherwise.
     private func download(
         _ request: URLRequest,
         into file: FileDownload,
+        router: TransferRouter?,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
         let request = file.prepare(request)
         return CancellablePromise { resolver in
             let task: URLSessionTask
-            if let router = transferRouter {
+            if let router {
                 task = dataTask(with: request)
                 router.register(
                     TransferDelegate(resolver: resolver, sink: .file(file), reportsUpload: false, progress: progress),
@@ -357,8 +368,7 @@ extension URLSession {
         }
         switch file.finish(error: nil, errorStatus: false) {
         case .success(let destination):
-            let attributes = try? FileManager.default.attributesOfItem(atPath: destination.path)
-            let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+            let size = (try? PartialFile.size(of: destination)) ?? 0
             progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
             resolver.fulfill((Data(), destination, response))
         case .failure(let failure):
