@@ -73,6 +73,19 @@ import FoundationNetworking
         return saved
     }
 
+    /// Starts a resumable download of `path` to ``destination`` and pauses it once the server has sent `fraction` of
+    /// the file.
+    func pausedDownload(
+        of path: String = "/file",
+        on server: LoopbackHTTPServer,
+        session: URLSession,
+        verifying integrity: DownloadIntegrity? = nil,
+        after fraction: Double = 0.5
+    ) async throws -> DownloadResumeData {
+        let download = session.resumableDownload(from: server.url(path), to: destination, verifying: integrity)
+        return try await pause(download, on: server, path: path, after: fraction)
+    }
+
     // MARK: Pause and resume
 
     @Test(.timeLimit(.minutes(1)))
@@ -129,12 +142,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let first = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file",
-            after: 0.3
-        )
+        let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let secondDownload = session.resumeDownload(first)
         #expect(server.waitUntil { $0.count == 2 })
         let second = try await pause(secondDownload, on: server, path: "/file", after: 0.3)
@@ -177,12 +185,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file",
-            after: 0.25
-        )
+        let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let resumed = session.resumeDownload(saved)
         #expect(server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
         #expect(resumed.cancel())
@@ -203,11 +206,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(file.current) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.ignoresRanges = true }
         let reports = Shared<[TransferProgress]>([])
         let (_, response) = try await session.resumeDownload(saved) { reports.append($0) }.promise.async()
@@ -228,11 +227,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(file.current) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         let newBody = Data(Self.body.reversed())
         file.change {
             $0.body = newBody
@@ -253,11 +248,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(file.current) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body.prefix(1_000) }  // a misbehaving server: same ETag, another file
         let resumed = session.resumeDownload(saved)
         let failure = await error(of: resumed.promise)
@@ -275,11 +266,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(file.current) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body + Data(count: 10) }
         let failure = await error(of: session.resumeDownload(saved).promise)
         let expected = "bytes \(saved.bytesWritten)-\(Self.size + 9)/\(Self.size + 10)"
@@ -318,11 +305,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         try FileManager.default.removeItem(at: saved.partialFile)
         let (_, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
@@ -384,11 +367,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/mirror-a/file"), to: destination),
-            on: server,
-            path: "/mirror-a/file"
-        )
+        let saved = try await pausedDownload(of: "/mirror-a/file", on: server, session: session)
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
         _ = try await resumed.promise.async()
         #expect(try Data(contentsOf: destination) == Self.body)
@@ -409,11 +388,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(file.current) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.stallsAfter = 10_000 }
         let resumed = session.resumeDownload(saved)
         let limited = resumed.promise.timeout(seconds: 0.3)
@@ -464,11 +439,7 @@ import FoundationNetworking
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session)
         let first = session.resumeDownload(saved)
         let second = session.resumeDownload(saved)
         #expect(await error(of: second.promise) as? DownloadResumeError == .partialFileInUse(saved.partialFile))
@@ -566,11 +537,7 @@ import FoundationNetworking
         defer { server.stop() }
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let expected = DownloadIntegrity(sha256: String(repeating: "1", count: 64))
-        let saved = try await pause(
-            session.resumableDownload(from: server.url("/file"), to: destination, verifying: expected),
-            on: server,
-            path: "/file"
-        )
+        let saved = try await pausedDownload(on: server, session: session, verifying: expected)
         #expect(saved.integrity == expected)
         let failure = await error(of: session.resumeDownload(saved).promise)
         guard case .sha256Mismatch = failure as? DownloadIntegrityError else {

@@ -194,31 +194,25 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         guard let request = readRequest(client) else { return }
         let index = record(Connection(path: request.path, range: request.headers["range"]))
         defer { update(index) { $0.finishedAt = Date() } }
-        let response = route(request)
-        switch response {
-        case .status(let code, _): update(index) { $0.status = code }
-        case .stall, .resource: break
-        default: update(index) { $0.status = 200 }
-        }
-        switch response {
+        switch route(request) {
         case .body(let body, let chunkSize, let bytesPerSecond):
-            guard writeAll(client, Data(header(200, length: body.count).utf8)) else { return }
+            guard sendHead(client, 200, length: body.count, record: index) else { return }
             stream(body, to: client, chunkSize: max(1, chunkSize), bytesPerSecond: bytesPerSecond, record: index)
         case .status(let code, let body):
-            _ = writeAll(client, Data(header(code, length: body.count).utf8) + body)
+            _ = sendHead(client, code, length: body.count, then: body, record: index)
             update(index) {
                 $0.bytesSent = body.count
                 $0.completed = true
             }
         case .closeMidBody(let contentLength, let sending):
-            guard writeAll(client, Data(header(200, length: contentLength).utf8)) else { return }
+            guard sendHead(client, 200, length: contentLength, record: index) else { return }
             _ = writeAll(client, Data(repeating: 0x61, count: sending))
             update(index) { $0.bytesSent = sending }
         case .stall:
             waitForClientToClose(client)
             update(index) { $0.clientClosedAt = Date() }
         case .echo:
-            _ = writeAll(client, Data(header(200, length: request.body.count).utf8) + request.body)
+            _ = sendHead(client, 200, length: request.body.count, then: request.body, record: index)
             update(index) {
                 $0.bytesSent = request.body.count
                 $0.completed = true
@@ -249,9 +243,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 }
             }
         }
-        update(index) { $0.status = status }
-        let head = header(status, length: range.count, fields: fields)
-        guard writeAll(client, Data(head.utf8)) else { return }
+        guard sendHead(client, status, length: range.count, fields: fields, record: index) else { return }
         var body = resource.body[range]
         if let stallsAfter = resource.stallsAfter {
             body = body.prefix(stallsAfter)
@@ -323,18 +315,27 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         update(index) { $0.completed = true }
     }
 
-    private func header(
+    /// Records `status` for the connection, then writes the response's head followed by `body`.
+    ///
+    /// - Returns: whether the client took every byte.
+    private func sendHead(
+        _ client: Int32,
         _ status: Int,
         length: Int,
-        fields: [String] = ["Content-Type: application/octet-stream"]
-    ) -> String {
+        fields: [String] = ["Content-Type: application/octet-stream"],
+        then body: Data = Data(),
+        record index: Int
+    ) -> Bool {
+        update(index) { $0.status = status }
         let reasons = [
             200: "OK", 206: "Partial Content", 404: "Not Found", 416: "Range Not Satisfiable",
             500: "Internal Server Error", 503: "Service Unavailable",
         ]
         let extra = fields.map { $0 + "\r\n" }.joined()
-        return "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nContent-Length: \(length)\r\n\(extra)"
+        let head =
+            "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nContent-Length: \(length)\r\n\(extra)"
             + "Connection: close\r\n\r\n"
+        return writeAll(client, Data(head.utf8) + body)
     }
 
     private func readRequest(_ client: Int32) -> Request? {
