@@ -68,7 +68,9 @@ import FoundationNetworking
                 (connections.last { $0.path == path }?.bytesSent ?? 0) >= Int(Double(Self.size) * fraction)
             }
         )
-        let saved = try #require(await download.pause().async())
+        let resumeData = download.pause()
+        #expect(download.promise.isRejected, "a pause decides the outcome before pause() returns")
+        let saved = try #require(await resumeData.async())
         #expect(await error(of: download.promise)?.cancellationReason == .paused)
         return saved
     }
