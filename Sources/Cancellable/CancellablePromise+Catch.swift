@@ -102,15 +102,7 @@ extension CancellablePromise {
         policy: CatchPolicy,
         _ body: @escaping (Error) throws -> U
     ) -> CancellablePromise<T> where U.T == T {
-        chain(on: on, flags: flags, handling: .error) { result, sink in
-            guard case .rejected(let error) = result, policy.handles(error) else {
-                sink.resolve(result)
-                return
-            }
-            let next = try body(error)
-            guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
-            sink.follow(next)
-        }
+        chain(on: on, flags: flags, RecoverStep(policy: policy, body: body))
     }
 
     /// Replaces every error that reaches it — a cancellation of the work upstream included — with the value of
@@ -150,13 +142,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (Error) -> Guarantee<T>
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .error) { result, sink in
-            guard case .rejected(let error) = result else {
-                sink.resolve(result)
-                return
-            }
-            sink.follow(body(error))
-        }
+        chain(on: on, flags: flags, RecoverStep(policy: .allErrors, body: body))
     }
 
     /// Replaces an error with the result of a cancellable promise; cancelling the chain cancels it.
@@ -231,10 +217,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping () -> Void
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
-            body()
-            sink.resolve(result)
-        }
+        chain(on: on, flags: flags, EnsureStep(body: body))
     }
 
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once it
@@ -308,14 +291,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping () -> Promise<Void>
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .both, runsAfterCancel: true) { result, sink in
-            body().pipe { cleanup in
-                switch cleanup {
-                case .fulfilled: sink.resolve(result)
-                case .rejected(let error): sink.resolve(.rejected(error))
-                }
-            }
-        }
+        chain(on: on, flags: flags, EnsureThenStep(body: body))
     }
 }
 
@@ -372,12 +348,7 @@ extension CancellablePromise where T == Void {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (Error) -> Void
     ) -> CancellablePromise<Void> {
-        chain(on: on, flags: flags, handling: .error) { result, sink in
-            if case .rejected(let error) = result {
-                body(error)
-            }
-            sink.resolve(.fulfilled(()))
-        }
+        chain(on: on, flags: flags, RecoverVoidStep(policy: .allErrors, body: body))
     }
 
     /// Handles an error, or rethrows it to keep the chain rejected; the chain stays cancellable.
@@ -420,14 +391,7 @@ extension CancellablePromise where T == Void {
         policy: CatchPolicy = conf.catchPolicy,
         _ body: sending @escaping (Error) throws -> Void
     ) -> CancellablePromise<Void> {
-        chain(on: on, flags: flags, handling: .error) { result, sink in
-            guard case .rejected(let error) = result, policy.handles(error) else {
-                sink.resolve(result)
-                return
-            }
-            try body(error)
-            sink.resolve(.fulfilled(()))
-        }
+        chain(on: on, flags: flags, RecoverVoidStep(policy: policy, body: body))
     }
 }
 

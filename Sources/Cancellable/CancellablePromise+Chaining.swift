@@ -82,15 +82,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) throws -> U
     ) -> CancellablePromise<U.T> {
-        chain(on: on, flags: flags, handling: .value) { result, sink in
-            guard case .fulfilled(let value) = result else {
-                sink.resolve(result.castError())
-                return
-            }
-            let next = try body(value)
-            guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
-            sink.follow(next)
-        }
+        chain(on: on, flags: flags, FollowStep(body: body))
     }
 
     /// Transforms the value; the chain stays cancellable.
@@ -135,13 +127,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags?,
         _ transform: @escaping (T) throws -> U
     ) -> CancellablePromise<U> {
-        chain(on: on, flags: flags, handling: .value) { result, sink in
-            guard case .fulfilled(let value) = result else {
-                sink.resolve(result.castError())
-                return
-            }
-            sink.resolve(.fulfilled(try transform(value)))
-        }
+        chain(on: on, flags: flags, MapStep(transform: transform))
     }
 
     /// Transforms the value, rejecting with `PMKError.compactMap` when the transform returns `nil`.
@@ -179,14 +165,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ transform: sending @escaping (T) throws -> U?
     ) -> CancellablePromise<U> {
-        chain(on: on, flags: flags, handling: .value) { result, sink in
-            guard case .fulfilled(let value) = result else {
-                sink.resolve(result.castError())
-                return
-            }
-            guard let transformed = try transform(value) else { throw PMKError.compactMap(value, U.self) }
-            sink.resolve(.fulfilled(transformed))
-        }
+        chain(on: on, flags: flags, CompactMapStep(transform: transform))
     }
 
     /// Consumes the value; the returned promise can still cancel the chain.
@@ -223,14 +202,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) throws -> Void
     ) -> CancellablePromise<Void> {
-        chain(on: on, flags: flags, handling: .value) { result, sink in
-            guard case .fulfilled(let value) = result else {
-                sink.resolve(result.castError())
-                return
-            }
-            try body(value)
-            sink.resolve(.fulfilled(()))
-        }
+        chain(on: on, flags: flags, DoneStep(body: body))
     }
 
     /// Looks at the value and passes it on; throwing rejects the chain.
@@ -260,14 +232,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) throws -> Void
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .value) { result, sink in
-            guard case .fulfilled(let value) = result else {
-                sink.resolve(result)
-                return
-            }
-            try body(value)
-            sink.resolve(result)
-        }
+        chain(on: on, flags: flags, GetStep(body: body))
     }
 
     /// Looks at the result, value or error, and passes it on.
@@ -297,10 +262,7 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (Result<T>) -> Void
     ) -> CancellablePromise<T> {
-        chain(on: on, flags: flags, handling: .both) { result, sink in
-            body(result)
-            sink.resolve(result)
-        }
+        chain(on: on, flags: flags, TapStep(body: body))
     }
 
     /// Discards the value; the result can still cancel the chain.
@@ -311,46 +273,37 @@ extension CancellablePromise {
 }
 
 extension CancellablePromise {
-    /// Which results a link's handler hops to its queue for; the others pass straight through, without a
-    /// hop, as in PromiseKit.
-    @usableFromInline
-    enum Handling {
-        case value, error, both
-    }
-
     /// Makes the next link of the chain: a cancellable promise whose cancel reaches `self`, resolved by
-    /// `handle` on `on`.
+    /// `step` on `on`.
     ///
-    /// - Parameter runsAfterCancel: `ensure`'s bodies must run even when their link was cancelled; every
-    ///   other body is skipped once its link is settled.
+    /// The handler stored on `self` captures the step (its fields: usually only the user's closure) and the
+    /// link's sink, nothing else: one allocation per link, its code known statically (a closure here would be a
+    /// second allocation, captured by the first).
     @inlinable
-    func chain<U>(
+    func chain<Step: LinkStep>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
-        handling: Handling,
-        runsAfterCancel: Bool = false,
-        _ handle: @escaping (Result<T>, LinkSink<U>) throws -> Void
-    ) -> CancellablePromise<U> {
-        let link = CancellablePromise<U>(callbacks: OnCancelList(.vote(self.handle.addConsumer())))
+        _ step: Step
+    ) -> CancellablePromise<Step.Output> where Step.Input == T {
+        let link = CancellablePromise<Step.Output>(callbacks: OnCancelList(.vote(self.handle.addConsumer())))
         let sink = link.sink
-        promise.pipe { result in
-            let hops: Bool
-            switch (handling, result) {
-            case (.both, _), (.value, .fulfilled), (.error, .rejected): hops = true
-            case (.value, .rejected), (.error, .fulfilled): hops = false
+        guard let on else {
+            // Inline: no `dispatch` closure per resolution, and nothing captured for it.
+            promise.pipe { result in
+                guard Step.handling.hops(for: result) else {
+                    sink.resolve(result.castError())
+                    return
+                }
+                step.runUnlessSettled(result, into: sink)
             }
-            guard hops else {
+            return link
+        }
+        promise.pipe { result in
+            guard Step.handling.hops(for: result) else {
                 sink.resolve(result.castError())
                 return
             }
-            dispatch(on: on, flags: flags) {
-                guard runsAfterCancel || !sink.isResolved else { return }
-                do {
-                    try handle(result, sink)
-                } catch {
-                    sink.resolve(.rejected(error))
-                }
-            }
+            dispatch(on: on, flags: flags) { step.runUnlessSettled(result, into: sink) }
         }
         return link
     }

@@ -329,8 +329,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// A resolver whose results go through the cancellation state machine.
     @inlinable
     func makeResolver() -> Resolver<T> {
-        let sink = self.sink
-        return Resolver(gate: { sink.resolve($0, inHandler: false) })
+        Resolver(gate: SinkGate(sink))
     }
 
     /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).

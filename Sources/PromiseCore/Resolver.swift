@@ -18,18 +18,7 @@ public final class Resolver<T> {
         /// A plain promise: resolve it; the resolver logs if it goes away first.
         case promise(Promise<T>)
         /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
-        case gate(Gate)
-    }
-
-    @usableFromInline
-    final class Gate {
-        @usableFromInline
-        let body: (Result<T>) -> Void
-
-        @inlinable
-        init(_ body: @escaping (Result<T>) -> Void) {
-            self.body = body
-        }
+        case gate(_ResolverGate<T>)
     }
 
     @usableFromInline
@@ -43,8 +32,8 @@ public final class Resolver<T> {
     /// A resolver that hands every result to `gate` instead of resolving a promise itself; it never logs
     /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     @inlinable
-    package init(gate: @escaping (Result<T>) -> Void) {
-        target = .gate(Gate(gate))
+    package init(gate: _ResolverGate<T>) {
+        target = .gate(gate)
     }
 
     deinit {
@@ -74,7 +63,7 @@ public final class Resolver<T> {
         case .promise(let promise):
             promise.resolve(result, inHandler: false)
         case .gate(let gate):
-            gate.body(result)
+            gate._resolve(result)
         }
     }
 
@@ -116,6 +105,21 @@ public final class Resolver<T> {
     public func resolve(_ error: Error?, _ obj: T?) {
         resolve(obj, error)
     }
+}
+
+/// Where a resolver made by another module of this package (Cancellable) hands its results, instead of
+/// resolving a promise itself.
+///
+/// Not API: public only because a class subclassed in another module must be `open`. A subclass holds what it
+/// needs to decide (for Cancellable, the promise and its cancellation state) in the same object, so that a
+/// cancellable resolver costs two small objects, not three.
+open class _ResolverGate<T> {
+    @inlinable
+    public init() {}
+
+    /// Receives a result of the resolver; the first one that wins resolves the promise.
+    @inlinable
+    open func _resolve(_ result: Result<T>) {}
 }
 
 extension Resolver where T == Void {

@@ -185,3 +185,21 @@ struct LinkSink<U> {
         thenable.pipe { self.resolve($0, inHandler: inHandler) }
     }
 }
+
+/// What a cancellable promise's `Resolver` hands its results to: the promise's sink, through the state machine.
+@usableFromInline
+final class SinkGate<T>: _ResolverGate<T> {
+    @usableFromInline
+    let sink: LinkSink<T>
+
+    @inlinable
+    init(_ sink: LinkSink<T>) {
+        self.sink = sink
+        super.init()
+    }
+
+    @inlinable
+    override func _resolve(_ result: Result<T>) {
+        sink.resolve(result, inHandler: false)
+    }
+}
