@@ -98,7 +98,7 @@ final class ConsumerVote {
             // A vote that was not counted (or cast already) changes no count, but makes sure a cancellation
             // already decided has rejected the box before this returns.
             guard !isSettled else {
-                if case .pending = state.state { return .otherConsumersRemain }
+                if state.phase == .pending { return .otherConsumersRemain }
                 return state.cancel(reason: reason)
             }
             isSettled = true

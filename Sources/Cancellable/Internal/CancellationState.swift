@@ -16,18 +16,6 @@ struct CancellationState {
     typealias OnCancel = (CancellationReason) -> Void
 
     @usableFromInline
-    enum State {
-        /// Neither cancelled nor resolved; the callbacks run if a cancel comes first. `lastVote` is the reason
-        /// of the last consumer that cancelled while others remained (stored here, in the space the other cases
-        /// already take).
-        case pending(lastVote: CancellationReason?)
-        /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`.
-        case cancelled(CancellationReason)
-        /// A result won: cancelling is a no-op from now on.
-        case resolved
-    }
-
-    @usableFromInline
     enum CancelAction {
         /// This call cancelled the promise: reject it, then run `callbacks`.
         case cancel(OnCancelList)
@@ -73,39 +61,60 @@ struct CancellationState {
         case orphaned(OnCancelList)
     }
 
-    @usableFromInline
-    var state: State
+    // In this order the state packs into 56 bytes (a `LockedCancellationState` into 104, one malloc size class
+    // smaller than 120): the callbacks (which end with a 17-byte entry), the one-byte phase and flag in its last
+    // word, the two counts, then the reason. An enum of the phase with the reason as payload would take 17 bytes
+    // and 7 of padding.
+
     /// The callbacks, while pending; moved out when the state leaves `pending` or nobody can cancel it any more.
     @usableFromInline
     var callbacks: OnCancelList
+    @usableFromInline
+    var phase: Phase
+    /// Whether this promise cancels its callbacks (its votes on its inputs) when it resolves: an `autoCancel`
+    /// combinator.
+    @usableFromInline
+    var cancelsCallbacksOnResolution: Bool
     /// How many consumers' votes are outstanding: consumers that can cancel this promise (links, followers,
     /// timeouts, `autoCancel` combinators) and have neither cancelled nor been released. When the last one
-    /// leaves, the promise is cancelled if any consumer cancelled (`State.pending`'s `lastVote`).
+    /// leaves, the promise is cancelled if any consumer cancelled (for the last one's ``reason``).
     @usableFromInline
     var liveVotes: UInt32
     /// How many holders can still cancel the promise directly: its `CancellablePromise` object, while alive
     /// (its owner can call `cancel()` or attach links), and the ``CancelHold``s of scopes and finalizers.
     @usableFromInline
     var holders: UInt32
-    /// Whether this promise cancels its callbacks (its votes on its inputs) when it resolves: an `autoCancel`
-    /// combinator.
+    /// While pending, the reason of the last consumer that cancelled while others remained (`nil` if none has);
+    /// once cancelled, why; once resolved, `nil`.
     @usableFromInline
-    var cancelsCallbacksOnResolution: Bool
+    var reason: CancellationReason?
+
+    /// Where the promise stands.
+    @usableFromInline
+    enum Phase: UInt8 {
+        /// Neither cancelled nor resolved; the callbacks run if a cancel comes first. ``reason`` is the reason of
+        /// the last consumer that cancelled while others remained, if any.
+        case pending
+        /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`, ``reason``.
+        case cancelled
+        /// A result won: cancelling is a no-op from now on.
+        case resolved
+    }
 
     @inlinable
     init(callbacks: OnCancelList = OnCancelList()) {
-        state = .pending(lastVote: nil)
         self.callbacks = callbacks
+        phase = .pending
+        cancelsCallbacksOnResolution = false
         liveVotes = 0
         holders = 1
-        cancelsCallbacksOnResolution = false
+        reason = nil
     }
 
     /// Why the promise was cancelled, if `cancel()` won.
     @inlinable
     var cancellationReason: CancellationReason? {
-        if case .cancelled(let reason) = state { return reason }
-        return nil
+        phase == .cancelled ? reason : nil
     }
 
     /// Whether `cancel()` won.
@@ -118,8 +127,7 @@ struct CancellationState {
     /// that could cancel it is left.
     @inlinable
     var isOrphaned: Bool {
-        guard case .pending = state else { return false }
-        return holders == 0 && liveVotes == 0
+        phase == .pending && holders == 0 && liveVotes == 0
     }
 
     /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)`` or leave through
@@ -128,7 +136,7 @@ struct CancellationState {
     /// - Returns: whether the vote counts (the promise is pending); a vote that does not count changes nothing.
     @inlinable
     mutating func addConsumer() -> Bool {
-        guard case .pending = state else { return false }
+        guard phase == .pending else { return false }
         liveVotes &+= 1
         return true
     }
@@ -136,10 +144,10 @@ struct CancellationState {
     /// One counted consumer cancelled: cancels the promise if it was the last one still wanting the result.
     @inlinable
     mutating func consumerCancelled(reason: CancellationReason) -> CancelAction {
-        guard case .pending = state else { return cancel(reason: reason) }
+        guard phase == .pending else { return cancel(reason: reason) }
         liveVotes &-= 1
         guard liveVotes == 0 else {
-            state = .pending(lastVote: reason)
+            self.reason = reason
             return .otherConsumersRemain
         }
         return cancel(reason: reason)
@@ -149,10 +157,10 @@ struct CancellationState {
     /// other consumer has cancelled, the promise is cancelled now; if nobody at all can cancel it, it is orphaned.
     @inlinable
     mutating func consumerReleased() -> ReleaseAction {
-        guard case .pending(let lastVote) = state else { return .none }
+        guard phase == .pending else { return .none }
         liveVotes &-= 1
         guard liveVotes == 0 else { return .none }
-        if let reason = lastVote {
+        if let reason {
             guard case .cancel(let callbacks) = cancel(reason: reason) else { return .none }
             return .cancel(callbacks, reason)
         }
@@ -164,7 +172,7 @@ struct CancellationState {
     /// - Returns: whether the hold counts (the promise is pending).
     @inlinable
     mutating func addHolder() -> Bool {
-        guard case .pending = state else { return false }
+        guard phase == .pending else { return false }
         holders &+= 1
         return true
     }
@@ -185,12 +193,13 @@ struct CancellationState {
 
     @inlinable
     mutating func cancel(reason: CancellationReason) -> CancelAction {
-        switch state {
+        switch phase {
         case .pending:
-            state = .cancelled(reason)
+            phase = .cancelled
+            self.reason = reason
             return .cancel(takeCallbacks())
-        case .cancelled(let reason):
-            return .alreadyCancelled(reason)
+        case .cancelled:
+            return .alreadyCancelled(self.reason.unsafelyUnwrapped)
         case .resolved:
             return .alreadyResolved
         }
@@ -198,9 +207,10 @@ struct CancellationState {
 
     @inlinable
     mutating func resolve() -> ResolveAction {
-        switch state {
+        switch phase {
         case .pending:
-            state = .resolved
+            phase = .resolved
+            reason = nil
             return cancelsCallbacksOnResolution
                 ? .resolveThenCancelInputs(takeCallbacks()) : .resolve(released: takeCallbacks())
         case .cancelled, .resolved:
@@ -210,13 +220,13 @@ struct CancellationState {
 
     @inlinable
     mutating func add(_ callback: OnCancelEntry) -> AddAction {
-        switch state {
+        switch phase {
         case .pending:
             if isOrphaned, !callback.isKeptWhenOrphaned { return .discard }
             callbacks.append(callback)
             return .stored
-        case .cancelled(let reason):
-            return .runNow(reason)
+        case .cancelled:
+            return .runNow(reason.unsafelyUnwrapped)
         case .resolved:
             return .discard
         }
@@ -282,10 +292,11 @@ enum OnCancelEntry {
 /// user's cancel handler, or a link's vote on its upstream), stored inline: no array is allocated for it.
 @usableFromInline
 struct OnCancelList {
-    @usableFromInline
-    var first: OnCancelEntry?
+    // `rest` first: `first` (17 bytes) then ends the struct, and the fields after a list pack into its last word.
     @usableFromInline
     var rest: [OnCancelEntry]
+    @usableFromInline
+    var first: OnCancelEntry?
 
     @inlinable
     init() {
