@@ -38,11 +38,16 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// `cancelsCallbacksOnResolution` (an `autoCancel` combinator), also when it resolves, with
     /// ``CancellationReason/lostRace``.
     @inlinable
-    init(callbacks: OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
+    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
         promise = Promise(state: nil)
-        var state = CancellationState(callbacks: callbacks)
-        state.cancelsCallbacksOnResolution = cancelsCallbacksOnResolution
-        handle = CancelHandle(state: LockedCancellationState(state, box: promise, rejectBox: Self.rejectBox))
+        handle = CancelHandle(
+            state: LockedCancellationState(
+                callbacks: callbacks,
+                cancelsCallbacksOnResolution: cancelsCallbacksOnResolution,
+                box: promise,
+                rejectBox: Self.rejectBox
+            )
+        )
     }
 
     /// A pending cancellable promise made by one of the public initialisers or `pending()`, created at
@@ -75,7 +80,12 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     init(resolved result: Result<T>) {
         promise = Promise(state: result)
         handle = CancelHandle(
-            state: LockedCancellationState(CancellationState(), box: promise, rejectBox: Self.rejectBox)
+            state: LockedCancellationState(
+                callbacks: OnCancelList(),
+                cancelsCallbacksOnResolution: false,
+                box: promise,
+                rejectBox: Self.rejectBox
+            )
         )
         _ = handle.state.withLock { $0.resolve() }
     }

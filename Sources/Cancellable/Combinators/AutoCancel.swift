@@ -21,6 +21,7 @@ func combine<T, C: Thenable>(
     // close a cycle that an abandoned pending race could never leave.
     var votes = OnCancelList()
     if autoCancel {
+        votes.reserveCapacity(inputs.count)
         for input in inputs {
             votes.append(.vote(input.handle.addConsumer()))
         }

@@ -81,8 +81,10 @@ final class CancelHold {
 final class ConsumerVote {
     @usableFromInline
     let state: LockedCancellationState
-    /// Whether the vote was cast, withdrawn, or never counted; only touched under the upstream state's lock.
+    /// Whether the vote was cast, withdrawn, or never counted; only touched under the upstream state's lock,
+    /// which already makes every access exclusive: the run-time exclusivity check is skipped.
     @usableFromInline
+    @exclusivity(unchecked)
     var isSettled: Bool
 
     @inlinable

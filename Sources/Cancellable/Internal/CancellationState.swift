@@ -102,10 +102,10 @@ struct CancellationState {
     }
 
     @inlinable
-    init(callbacks: OnCancelList = OnCancelList()) {
+    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
         self.callbacks = callbacks
         phase = .pending
-        cancelsCallbacksOnResolution = false
+        self.cancelsCallbacksOnResolution = cancelsCallbacksOnResolution
         liveVotes = 0
         holders = 1
         reason = nil
@@ -318,6 +318,12 @@ struct OnCancelList {
     @inlinable
     var isEmpty: Bool { first == nil }
 
+    /// Makes room for `count` entries in all, so that appending them grows no array step by step.
+    @inlinable
+    mutating func reserveCapacity(_ count: Int) {
+        if count > 1 { rest.reserveCapacity(count - 1) }
+    }
+
     @inlinable
     mutating func append(_ entry: OnCancelEntry) {
         if first == nil {
@@ -361,8 +367,9 @@ final class LockedCancellationState: @unchecked Sendable {
     var state: CancellationState
 
     /// The promise's box, to reject it on cancel; weak: callbacks downstream hold this state, and a box leads to
-    /// them through its handlers.
+    /// them through its handlers. Written only by `init`: the run-time exclusivity check on reads is skipped.
     @usableFromInline
+    @exclusivity(unchecked)
     weak var box: AnyObject?
     /// Rejects `box` with a cancellation. Made where `T` is known (specialised in the client, it captures nothing
     /// and allocates nothing), so that votes, which do not know `T`, reject without generic metadata.
@@ -370,9 +377,16 @@ final class LockedCancellationState: @unchecked Sendable {
     let rejectBox: (AnyObject, CancellationReason) -> Void
 
     @inlinable
-    init(_ state: CancellationState, box: AnyObject, rejectBox: @escaping (AnyObject, CancellationReason) -> Void) {
+    init(
+        callbacks: consuming OnCancelList,
+        cancelsCallbacksOnResolution: Bool,
+        box: AnyObject,
+        rejectBox: @escaping (AnyObject, CancellationReason) -> Void
+    ) {
         lock = PromiseLock()
-        self.state = state
+        // Made in place, not passed in: a state passed in is copied field by field (an outlined value-witness
+        // copy, then the destruction of the original), on every cancellable promise.
+        state = CancellationState(callbacks: callbacks, cancelsCallbacksOnResolution: cancelsCallbacksOnResolution)
         self.box = box
         self.rejectBox = rejectBox
     }
