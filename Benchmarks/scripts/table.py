@@ -16,6 +16,11 @@ NAMES = {
     "any + some × 10k": "`any` + `some` × 10k",
     "create + fulfil + 1 handler": "create + fulfil + 1 handler (`pipe`)",
     "create + fulfil + map": "create + fulfil + `map`",
+    "create + map + done": "create + `map` + `done`, `on: nil`",
+    "cross-thread map + done × 200k": "cross-thread `map` + `done` × 200k",
+    "cancel-one": "cancel-one (ratio to the cancellable floor)",
+    "cancel-chain × 10k": "cancel-chain × 10k (ratio to the cancellable floor)",
+    "race-cancel × 10k": "race-cancel × 10k (ratio to the cancellable floor)",
 }
 
 
@@ -44,6 +49,11 @@ def main(source: str) -> None:
     if with_map:
         print("| bytes per pending promise with one `map` (two promises) | "
               + " | ".join(bold(c, f"{with_map[c]:.0f}") if c in with_map else "n/a" for c in ORDER) + " | bytes |")
+    cancellable_map = run.get("bytesPerPendingCancellableMap", {})
+    if cancellable_map:
+        print("| bytes per pending cancellable promise with one `map` (the floor: the cancellable floor) | "
+              + " | ".join(bold(c, f"{cancellable_map[c]:.0f}") if c in cancellable_map else "n/a" for c in ORDER)
+              + " | bytes |")
     print("| 1M-link chain on a default 8 MiB stack | "
           + " | ".join(bold(c, deep[c]) if c in deep else "n/a" for c in ORDER) + " | |")
 
