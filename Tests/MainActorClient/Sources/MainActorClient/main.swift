@@ -39,8 +39,14 @@ final class Loader {
 
     func load(_ ids: [Int]) -> Promise<Void> {
         status = "loading"
-        return when(fulfilled: ids.map(fetch))
-            .map(on: .global()) { raws in (raws.map { $0 * 2 }, Thread.isMainThread) }  // nonisolated work only
+        // The work waits until the whole chain is built: on a loaded machine it could otherwise resolve before the
+        // `on: nil` step is attached, which would then run at once, on the main thread attaching it.
+        let chainBuilt = DispatchSemaphore(value: 0)
+        let chain = when(fulfilled: ids.map(fetch))
+            .map(on: .global()) { raws in  // nonisolated work only
+                chainBuilt.wait()
+                return (raws.map { $0 * 2 }, Thread.isMainThread)
+            }
             .map(on: nil) { raws, wasMain in (raws, wasMain || Thread.isMainThread) }  // inline, where resolved
             .map { raws, wasMain in
                 check(!wasMain, "on: .global() and on: nil bodies run off the main thread")
@@ -51,6 +57,8 @@ final class Loader {
             .done { items in self.items = items }
             .recover { _ in self.status = "failed" }
             .ensure { check(Thread.isMainThread, "ensure runs on the main thread") }
+        chainBuilt.signal()
+        return chain
     }
 
     /// Guarantees and the sequence helpers, written on the main actor: their bodies run there too.
