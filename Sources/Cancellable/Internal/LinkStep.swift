@@ -51,6 +51,21 @@ enum LinkHandling {
     }
 }
 
+extension LinkSink {
+    /// The value of `result`, for a step that runs on values; a rejection is passed on to this link instead, and
+    /// `nil` returned.
+    @inlinable
+    func value<V>(of result: Result<V>) -> V? {
+        switch result {
+        case .fulfilled(let value):
+            return value
+        case .rejected(let error):
+            resolve(.rejected(error))
+            return nil
+        }
+    }
+}
+
 /// `map`: the transformed value.
 @usableFromInline
 struct MapStep<Input, Output>: LinkStep {
@@ -67,10 +82,7 @@ struct MapStep<Input, Output>: LinkStep {
 
     @inlinable
     func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
-        guard case .fulfilled(let value) = result else {
-            sink.resolve(result.castError())
-            return
-        }
+        guard let value = sink.value(of: result) else { return }
         sink.resolve(.fulfilled(try transform(value)))
     }
 }
@@ -91,10 +103,7 @@ struct FollowStep<Input, Next: Thenable>: LinkStep {
 
     @inlinable
     func run(_ result: Result<Input>, into sink: LinkSink<Next.T>) throws {
-        guard case .fulfilled(let value) = result else {
-            sink.resolve(result.castError())
-            return
-        }
+        guard let value = sink.value(of: result) else { return }
         let next = try body(value)
         guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
         sink.follow(next)
@@ -117,10 +126,7 @@ struct CompactMapStep<Input, Output>: LinkStep {
 
     @inlinable
     func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
-        guard case .fulfilled(let value) = result else {
-            sink.resolve(result.castError())
-            return
-        }
+        guard let value = sink.value(of: result) else { return }
         guard let transformed = try transform(value) else { throw PMKError.compactMap(value, Output.self) }
         sink.resolve(.fulfilled(transformed))
     }
@@ -142,10 +148,7 @@ struct DoneStep<Input>: LinkStep {
 
     @inlinable
     func run(_ result: Result<Input>, into sink: LinkSink<Void>) throws {
-        guard case .fulfilled(let value) = result else {
-            sink.resolve(result.castError())
-            return
-        }
+        guard let value = sink.value(of: result) else { return }
         try body(value)
         sink.resolve(.fulfilled(()))
     }
@@ -167,10 +170,7 @@ struct GetStep<Input>: LinkStep {
 
     @inlinable
     func run(_ result: Result<Input>, into sink: LinkSink<Input>) throws {
-        guard case .fulfilled(let value) = result else {
-            sink.resolve(result.castError())
-            return
-        }
+        guard let value = sink.value(of: result) else { return }
         try body(value)
         sink.resolve(result)
     }
