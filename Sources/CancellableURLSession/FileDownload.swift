@@ -160,6 +160,14 @@ final class FileDownload: @unchecked Sendable {
         partialFilesInUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
     }
 
+    /// Gives up this download's hold on its partial file, once it no longer writes, moves or removes it. Called
+    /// before the resume data is published, so that a resume started from inside that callback finds the file free.
+    private func releaseClaim() {
+        guard isClaimed else { return }
+        isClaimed = false
+        Self.release(partial.url)
+    }
+
     private static func release(_ file: URL) {
         _ = partialFilesInUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
@@ -279,12 +287,7 @@ final class FileDownload: @unchecked Sendable {
     func finish(error: Error?, errorStatus: Bool) -> Swift.Result<URL, Error> {
         try? handle?.close()
         handle = nil
-        defer {
-            if isClaimed {
-                isClaimed = false
-                Self.release(partial.url)
-            }
-        }
+        defer { releaseClaim() }
         let bytes = offset + written
         if let reason = stopReason.withLock({ $0 }) {
             // Cancelled, even if the last byte raced the cancellation in: the promise already says so.
@@ -302,6 +305,7 @@ final class FileDownload: @unchecked Sendable {
         do {
             try integrity?.verify(fileAt: partial.url)
             try partial.commit()
+            releaseClaim()
             resumeData?(nil)
             return .success(partial.destination)
         } catch {
@@ -312,9 +316,12 @@ final class FileDownload: @unchecked Sendable {
     private func keepOrRemove(keeping: Bool, bytes: Int64, _ error: Error) -> Swift.Result<URL, Error> {
         guard keeping, let resumeData else {
             partial.remove()
+            releaseClaim()
             resumeData?(nil)
             return .failure(error)
         }
+        // The file is left as the resume data describes it: whoever receives the data may resume from it at once.
+        releaseClaim()
         resumeData(
             DownloadResumeData(
                 url: url,

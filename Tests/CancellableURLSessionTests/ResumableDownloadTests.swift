@@ -164,6 +164,27 @@ import FoundationNetworking
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aResumeStartedTheMomentTheResumeDataArrivesFindsThePartialFileFree() async throws {
+        // The resume data is published from inside the paused download's completion. A resume started right there,
+        // inline, must not find the partial file still held by the download that has just let go of it.
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let first = try await pausedDownload(on: server, session: session, after: 0.3)
+        let second = session.resumeDownload(first)
+        let third = second.resumeData.map(on: nil) { data in data.map { session.resumeDownload($0) } }
+        let saved = try await pause(second, on: server, path: "/file", after: 0.6)
+        let resumed = try #require(await third.async(), "a pause publishes resume data")
+        let (url, _) = try await resumed.promise.async()
+        #expect(url == destination)
+        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(server.connections.last?.range == "bytes=\(saved.bytesWritten)-")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aPauseThatReachesTheDownloadThroughAChainPausesIt() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
