@@ -18,7 +18,8 @@ private let sendFlags = Int32(MSG_NOSIGNAL)
 /// sent and when it saw the client go away — measured on the server side, so a test can prove that
 /// cancelling a download closes the connection and stops the transfer.
 package final class LoopbackHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: mutable state is behind `lock`; the listening socket is only closed once.
+    // @unchecked Sendable: mutable state is behind `lock`; the listening socket is used by the accept loop only,
+    // and closed by `stop()` once that loop has returned.
 
     /// What the server does with a request.
     package enum Response: Sendable {
@@ -126,6 +127,8 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
+        // Non-blocking, so that the accept loop never waits inside `accept` (see `acceptLoop()`).
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         socket = listener
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread { [self] in acceptLoop() }
@@ -148,15 +151,19 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     /// Stops accepting connections; connections in progress finish on their own.
+    ///
+    /// The listening socket is closed only after the accept loop has returned. Closing it first would free its
+    /// descriptor number while the loop may still be about to call `accept` on it: the next server a parallel
+    /// test starts can get that number, and this loop would then accept — and drop — that server's connection
+    /// (a client sees "empty reply from server").
     package func stop() {
         lock.lock()
         let wasStopped = isStopped
         isStopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
         acceptorDone.wait()
+        close(socket)
     }
 
     /// Waits (polling the server's own records, at most `timeout`) until `condition` holds.
@@ -169,18 +176,25 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         return condition(connections)
     }
 
+    /// Accepts connections until ``stop()``: waits at most 20 ms at a time for one, so that it sees the stop
+    /// without anything having to wake it (`shutdown` wakes a blocked `accept` on Linux, not on Darwin).
     private func acceptLoop() {
         defer { acceptorDone.signal() }
         while true {
-            let client = accept(socket, nil, nil)
-            guard client >= 0 else { return }
             lock.lock()
             let stopped = isStopped
             lock.unlock()
-            if stopped {
-                close(client)
+            if stopped { return }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 20) > 0 else { continue }
+            let client = accept(socket, nil, nil)
+            guard client >= 0 else {
+                // Nothing to accept after all (the client gave up), or an interrupted call: wait again.
+                if [EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED].contains(errno) { continue }
                 return
             }
+            // A socket accepted from a non-blocking listener is non-blocking too on Darwin: serve it blocking.
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) & ~O_NONBLOCK)
             Thread.detachNewThread { [self] in serve(client) }
         }
     }
@@ -343,6 +357,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: 4_096)
         while buffer.range(of: Data("\r\n\r\n".utf8)) == nil {
             let count = recv(client, &chunk, chunk.count, 0)
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }
             buffer.append(contentsOf: chunk[0..<count])
         }
@@ -361,6 +376,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         let contentLength = headers["content-length"].flatMap { Int($0) } ?? 0
         while body.count < contentLength {
             let count = recv(client, &chunk, chunk.count, 0)
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             body.append(contentsOf: chunk[0..<count])
         }
@@ -391,6 +407,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             let written = bytes.withUnsafeBytes {
                 send(client, $0.baseAddress! + offset, $0.count - offset, sendFlags)
             }
+            if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written
         }
