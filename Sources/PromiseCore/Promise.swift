@@ -182,7 +182,7 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     /// ```
     public var debugDescription: String {
         let (result, handlers): (Result<T>?, Int) = withStateLock {
-            (state.result, state.handlers.count)
+            (state.result, withHandlers { $0.count })
         }
         switch result {
         case nil: return "Promise<\(T.self)>.pending(handlers: \(handlers))"

@@ -8,10 +8,10 @@ public import Dispatch
 /// Rules (every method below follows them):
 /// - The state changes from pending to resolved exactly once, under the lock; the first resolution wins.
 /// - Handlers never run under the lock. Resolving takes the lock once; the resolving thread then owns the
-///   handler list it closed and drains it without the lock (no other thread touches `state.handlers` after
+///   handler list it closed and drains it without the lock (no other thread touches the handlers after
 ///   `state.result` is set: late handlers see the result and run at once).
-/// - `state`, `hasResult` and `hasHandlers` are touched only under the lock, except by `drain()` (single
-///   owner, see above) and by `deinit` (nobody else holds the promise).
+/// - `state`, the handlers, `hasResult` and `hasHandlers` are touched only under the lock, except by `drain()`
+///   (single owner, see above) and by `deinit` (nobody else holds the promise).
 @usableFromInline
 package protocol Box<T>: AnyObject {
     associatedtype T
@@ -19,15 +19,18 @@ package protocol Box<T>: AnyObject {
     /// Runs `body` under the promise's lock.
     func withStateLock<Value>(_ body: () -> Value) -> Value
 
-    /// The result and the handlers.
+    /// The result.
     var state: _PromiseState<T> { get set }
     /// Whether `state.result` is set, readable without knowing `T` (where a generic deinit asks).
     var hasResult: Bool { get set }
-    /// Whether a handler was ever stored in `state.handlers`, readable without knowing `T`.
+    /// Whether a handler was ever stored in the handlers, readable without knowing `T`.
     var hasHandlers: Bool { get set }
+    /// The handlers, stored with their type erased (see ``_PromiseStorage``); ``withHandlers(_:)`` gives them
+    /// their type back.
+    var erasedHandlers: ErasedHandlerList { get set }
 }
 
-/// The part of a promise's state that depends on `T`.
+/// The part of a promise's state that depends on `T`: its result.
 ///
 /// Not API: public only because it appears in `Promise`'s and `Guarantee`'s superclass (see
 /// ``_PromiseStorage``); its members are internal to the package.
@@ -35,15 +38,10 @@ package protocol Box<T>: AnyObject {
 public struct _PromiseState<T> {
     @usableFromInline
     var result: Result<T>?
-    @usableFromInline
-    var handlers: HandlerList<T>
 
     @inlinable
     package init(result: Result<T>?) {
         self.result = result
-        // Set here, not as a default value: a default value's initializer is not inlinable, and unspecialised
-        // code pays a metadata lookup per promise.
-        handlers = HandlerList()
     }
 }
 
@@ -58,9 +56,14 @@ public struct _PromiseState<T> {
 /// parameter of the class (`State` here) is destroyed with metadata the class's own metadata already holds.
 /// `Promise<T>: _PromiseStorage<_PromiseState<T>>` makes the state such a property, for free (as
 /// `ManagedBuffer` does for its header).
+///
+/// The handlers are kept here, out of `State`, with their type erased (`HandlerList<Never>`, which has the layout
+/// of every `HandlerList<T>`): a promise dropped while pending hands them to the release loop from its deinit
+/// without knowing `T`, so without a metadata lookup for `HandlerList<T>` and `_PromiseState<T>` (about 1,700
+/// instructions per promise before). Only ``Box/withHandlers(_:)`` views them with their type.
 public class _PromiseStorage<State> {
-    // The lock and the flags come first, so that their offsets do not depend on `State` (the flags sit in
-    // what would otherwise be padding: no promise grows).
+    // The lock, the flags and the handlers come first, so that their offsets do not depend on `State` (the flags
+    // sit in what would otherwise be padding: no promise grows).
     @usableFromInline
     let lock: PromiseLock
     /// Whether the result is set; under the lock, like `state`.
@@ -72,6 +75,10 @@ public class _PromiseStorage<State> {
     @usableFromInline
     @exclusivity(unchecked)
     package var hasHandlers: Bool
+    /// The handlers while pending, type-erased; under the lock, like `state`.
+    @usableFromInline
+    @exclusivity(unchecked)
+    package var erasedHandlers: ErasedHandlerList
     /// Only touched under `lock` (or by its single owner, see `Box`), which already makes every access
     /// exclusive: the run-time exclusivity check a class property gets on every access is skipped.
     @usableFromInline
@@ -83,6 +90,7 @@ public class _PromiseStorage<State> {
         lock = PromiseLock()
         self.hasResult = hasResult
         hasHandlers = false
+        erasedHandlers = ErasedHandlerList()
         self.state = state
     }
 
@@ -97,6 +105,17 @@ public class _PromiseStorage<State> {
     @usableFromInline
     package final var isResolvedWithoutMetadata: Bool {
         lock.withLock { hasResult }
+    }
+
+    /// Called by the deinit of a promise dropped while pending with handlers: each handler may hold the next
+    /// promise of a chain, whose deinit would release *its* handlers, and so on — one nested `deinit` per
+    /// link. The handlers are handed to the thread's ``Trampoline`` instead, which releases nested ones in a
+    /// loop (constant stack, whatever the chain's length). Nothing here depends on `State`: no metadata lookup.
+    @usableFromInline
+    package final func releaseHandlersIteratively() {
+        var handlers = ErasedHandlerList()
+        swap(&handlers, &erasedHandlers)
+        Trampoline.current.release(consume handlers)
     }
 }
 
@@ -114,7 +133,7 @@ extension Box {
             if let result = state.result {
                 return result
             }
-            state.handlers.append(handler)
+            withHandlers { $0.append(handler) }
             hasHandlers = true
             return nil
         }
@@ -149,7 +168,7 @@ extension Box {
             guard !hasResult else { return (false, false) }
             state.result = result
             hasResult = true
-            return (true, !state.handlers.isEmpty)
+            return (true, self.hasHandlers)
         }
         if hasHandlers {
             Trampoline.current.run(ReadyBox(self) { unsafeDowncast($0, to: Self.self).drain() }, inHandler: inHandler)
@@ -161,19 +180,21 @@ extension Box {
     package func drain() {
         // Single owner: only the thread whose `resolve` set the result gets here, once (see the type's rules).
         var handlers = HandlerList<T>()
-        swap(&handlers, &state.handlers)  // a move: no retain and release of every handler
+        withHandlers { swap(&handlers, &$0) }  // a move: no retain and release of every handler
         handlers.run(with: state.result.unsafelyUnwrapped)
     }
 
-    /// Called by the deinit of a promise dropped while pending with handlers: each handler may hold the next
-    /// promise of a chain, whose deinit would release *its* handlers, and so on — one nested `deinit` per
-    /// link. The handlers are handed to the thread's ``Trampoline`` instead, which releases nested ones in a
-    /// loop (constant stack, whatever the chain's length).
-    @usableFromInline
-    package func releaseHandlersIteratively() {
-        var handlers = HandlerList<T>()
-        swap(&handlers, &state.handlers)
-        Trampoline.current.release(consume handlers)
+    /// Runs `body` on the handlers, with their type. The caller holds the lock, or is their single owner.
+    ///
+    /// `HandlerList<T>` and the stored `HandlerList<Never>` have one layout: an optional closure and an array of
+    /// closures, whatever the closures' parameter type (a closure is a function pointer and a context; a generic
+    /// struct stores it the same way for every `T`). The handlers are only ever called through this typed view.
+    @inlinable
+    @inline(__always)
+    package func withHandlers<Value>(_ body: (inout HandlerList<T>) -> Value) -> Value {
+        withUnsafeMutablePointer(to: &erasedHandlers) { erased in
+            erased.withMemoryRebound(to: HandlerList<T>.self, capacity: 1) { body(&$0.pointee) }
+        }
     }
 }
 

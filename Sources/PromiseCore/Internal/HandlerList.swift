@@ -3,6 +3,10 @@
 @usableFromInline
 package typealias Handler<T> = (Result<T>) -> Void
 
+/// A promise's handlers as its storage keeps them, with their type erased (see ``_PromiseStorage``).
+@usableFromInline
+package typealias ErasedHandlerList = HandlerList<Never>
+
 /// The handlers of a pending promise, in the order they were added.
 ///
 /// The first handler is stored inline, so the common case of one observer per promise costs no array
