@@ -160,14 +160,6 @@ final class FileDownload: @unchecked Sendable {
         partialFilesInUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
     }
 
-    /// Gives up this download's hold on its partial file, once it no longer writes, moves or removes it. Called
-    /// before the resume data is published, so that a resume started from inside that callback finds the file free.
-    private func releaseClaim() {
-        guard isClaimed else { return }
-        isClaimed = false
-        Self.release(partial.url)
-    }
-
     private static func release(_ file: URL) {
         _ = partialFilesInUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
@@ -287,7 +279,6 @@ final class FileDownload: @unchecked Sendable {
     func finish(error: Error?, errorStatus: Bool) -> Swift.Result<URL, Error> {
         try? handle?.close()
         handle = nil
-        defer { releaseClaim() }
         let bytes = offset + written
         if let reason = stopReason.withLock({ $0 }) {
             // Cancelled, even if the last byte raced the cancellation in: the promise already says so.
@@ -305,8 +296,7 @@ final class FileDownload: @unchecked Sendable {
         do {
             try integrity?.verify(fileAt: partial.url)
             try partial.commit()
-            releaseClaim()
-            resumeData?(nil)
+            publish(nil)
             return .success(partial.destination)
         } catch {
             return keepOrRemove(keeping: false, bytes: bytes, error)
@@ -314,15 +304,12 @@ final class FileDownload: @unchecked Sendable {
     }
 
     private func keepOrRemove(keeping: Bool, bytes: Int64, _ error: Error) -> Swift.Result<URL, Error> {
-        guard keeping, let resumeData else {
+        guard keeping, resumeData != nil else {
             partial.remove()
-            releaseClaim()
-            resumeData?(nil)
+            publish(nil)
             return .failure(error)
         }
-        // The file is left as the resume data describes it: whoever receives the data may resume from it at once.
-        releaseClaim()
-        resumeData(
+        publish(
             DownloadResumeData(
                 url: url,
                 destination: partial.destination,
@@ -334,6 +321,17 @@ final class FileDownload: @unchecked Sendable {
             )
         )
         return .failure(error)
+    }
+
+    /// The last thing a download does with its partial file, on every path through ``finish(error:errorStatus:)``:
+    /// gives up its hold on the file (it no longer writes, moves or removes it), then hands `data` (`nil`: nothing
+    /// to resume) to whoever waits for the resume data — who may resume from it at once, even inside that callback.
+    private func publish(_ data: DownloadResumeData?) {
+        if isClaimed {
+            isClaimed = false
+            Self.release(partial.url)
+        }
+        resumeData?(data)
     }
 
     /// A strong validator from `response`: its `ETag` unless weak, else its `Last-Modified`.
