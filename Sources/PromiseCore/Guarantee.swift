@@ -15,14 +15,6 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
         super.init(hasResult: result != nil, state: _PromiseState(result: result))
     }
 
-    // Reads two flags of the superclass (no generic metadata): only a promise dropped while pending with
-    // handlers pays more, and its handlers are released in a loop rather than by nested deinits.
-    deinit {
-        if !hasResult && hasHandlers {
-            releaseHandlersIteratively()
-        }
-    }
-
     /// Makes a guarantee that `body` resolves by calling the closure it is given.
     ///
     /// ```swift

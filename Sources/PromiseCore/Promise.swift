@@ -20,14 +20,6 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
         super.init(hasResult: result != nil, state: _PromiseState(result: result))
     }
 
-    // Reads two flags of the superclass (no generic metadata): only a promise dropped while pending with
-    // handlers pays more, and its handlers are released in a loop rather than by nested deinits.
-    deinit {
-        if !hasResult && hasHandlers {
-            releaseHandlersIteratively()
-        }
-    }
-
     /// Makes a promise that `body` resolves through a ``Resolver``; if `body` throws, the promise rejects.
     ///
     /// ```swift

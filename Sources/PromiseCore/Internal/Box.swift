@@ -94,6 +94,15 @@ public class _PromiseStorage<State> {
         self.state = state
     }
 
+    // The deinit of every promise and guarantee. It reads two flags and, only for a promise dropped while pending
+    // with handlers, the handlers: nothing whose type depends on `State`, so no generic metadata. Those handlers
+    // are released in a loop rather than by nested deinits.
+    deinit {
+        if !hasResult && hasHandlers {
+            releaseHandlersIteratively()
+        }
+    }
+
     @inlinable
     @inline(__always)
     package final func withStateLock<Value>(_ body: () -> Value) -> Value {
@@ -107,12 +116,11 @@ public class _PromiseStorage<State> {
         lock.withLock { hasResult }
     }
 
-    /// Called by the deinit of a promise dropped while pending with handlers: each handler may hold the next
+    /// Called by the deinit when the promise is dropped while pending with handlers: each handler may hold the next
     /// promise of a chain, whose deinit would release *its* handlers, and so on — one nested `deinit` per
     /// link. The handlers are handed to the thread's ``Trampoline`` instead, which releases nested ones in a
     /// loop (constant stack, whatever the chain's length). Nothing here depends on `State`: no metadata lookup.
-    @usableFromInline
-    package final func releaseHandlersIteratively() {
+    private func releaseHandlersIteratively() {
         var handlers = ErasedHandlerList()
         swap(&handlers, &erasedHandlers)
         Trampoline.current.release(consume handlers)
