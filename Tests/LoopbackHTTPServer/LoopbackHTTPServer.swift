@@ -356,8 +356,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         var buffer = Data()
         var chunk = [UInt8](repeating: 0, count: 4_096)
         while buffer.range(of: Data("\r\n\r\n".utf8)) == nil {
-            let count = recv(client, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
+            let count = receive(client, into: &chunk)
             guard count > 0 else { return nil }
             buffer.append(contentsOf: chunk[0..<count])
         }
@@ -375,12 +374,20 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         }
         let contentLength = headers["content-length"].flatMap { Int($0) } ?? 0
         while body.count < contentLength {
-            let count = recv(client, &chunk, chunk.count, 0)
-            if count < 0 && errno == EINTR { continue }
+            let count = receive(client, into: &chunk)
             guard count > 0 else { break }
             body.append(contentsOf: chunk[0..<count])
         }
         return Request(method: String(parts[0]), path: String(parts[1]), headers: headers, body: body)
+    }
+
+    /// Reads what has arrived into `chunk`: the byte count, 0 at end of file, -1 on an error (a signal interrupting
+    /// the wait is not one: it reads again).
+    private func receive(_ client: Int32, into chunk: inout [UInt8]) -> Int {
+        while true {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count >= 0 || errno != EINTR { return count }
+        }
     }
 
     /// Whether the peer has closed its side: readable, and a peek reads end-of-file (or an error).
