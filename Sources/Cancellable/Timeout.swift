@@ -27,12 +27,13 @@ extension CancellablePromise {
         // The timer owns what it must act on — the limited promise's sink and this promise — until either the
         // deadline passes or the limited promise resolves; then it lets go, however long the timer itself
         // lingers in Dispatch.
-        let sink = limited.sink
+        let resolver = DecidingResolver(limited.sink)
         let expire: () -> Void = {
             // Decide the timeout first, cancel the work, then reject: whoever sees the TimeoutError knows the
             // work has already been cancelled (and its cancellation cannot win over the timeout).
-            _ = sink.resolve(.rejected(TimeoutError(seconds: seconds)), inHandler: false) {
+            _ = resolver.decide {
                 cancelUpstream.cast(.timeout)
+                return .rejected(TimeoutError(seconds: seconds))
             }
         }
         guard seconds > 0 else {

@@ -141,22 +141,18 @@ struct LinkSink<U> {
 
     /// Resolves the promise with `result` unless it was cancelled or resolved already.
     ///
-    /// - Parameters:
-    ///   - inHandler: `true` (the default) when called from inside a library handler: the promise's own
-    ///     handlers then run on PromiseCore's trampoline, after the current handler returns.
-    ///   - beforeResolving: runs once `result` has won but before anyone can observe it.
+    /// - Parameter inHandler: `true` (the default) when called from inside a library handler: the promise's own
+    ///   handlers then run on PromiseCore's trampoline, after the current handler returns.
     /// - Returns: whether `result` won.
     @inlinable
     @discardableResult
-    func resolve(_ result: Result<U>, inHandler: Bool = true, beforeResolving: () -> Void = {}) -> Bool {
+    func resolve(_ result: Result<U>, inHandler: Bool = true) -> Bool {
         switch state.withLock({ $0.resolve() }) {
         case .resolve(let released):
-            beforeResolving()
             box.resolve(result, inHandler: inHandler)
             withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
             return true
         case .resolveThenCancelInputs(let votes):
-            beforeResolving()
             box.resolve(result, inHandler: inHandler)
             CancelPropagation.current.run(votes, reason: .lostRace)
             return true

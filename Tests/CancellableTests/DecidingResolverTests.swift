@@ -1,0 +1,114 @@
+import Cancellable
+import PromiseCore
+import TestSupport
+import Testing
+
+/// `DecidingResolver` (package API, used by downloads and `timeout`): the work's ending and a cancellation are
+/// decided once, under the cancellation lock, before the ending has any effect.
+@Suite struct DecidingResolverTests {
+    /// A cancellable promise whose work ends through a `DecidingResolver`, and a count of its cancel handler's runs.
+    static func work() -> (CancellablePromise<Int>, DecidingResolver<Int>, Shared<[CancellationReason]>) {
+        let cancels = Shared<[CancellationReason]>([])
+        var decider: DecidingResolver<Int>?
+        let promise = CancellablePromise<Int>(deciding: { resolver in
+            decider = resolver
+            return { reason in cancels.append(reason) }
+        })
+        return (promise, decider!, cancels)
+    }
+
+    @Test func anEndingThatWinsRunsItsBodyAndResolvesWithItsResult() {
+        let (promise, resolver, cancels) = Self.work()
+        let ran = Shared(0)
+        #expect(
+            resolver.decide {
+                ran.increment(); return .fulfilled(7)
+            } == .resolved
+        )
+        #expect(ran.current == 1)
+        #expect(promise.value == 7)
+        #expect(!promise.cancel(), "a cancel after the decision loses")
+        #expect(cancels.current.isEmpty)
+        #expect(promise.value == 7)
+    }
+
+    @Test func aCancellationThatWonFirstKeepsTheBodyFromRunning() {
+        let (promise, resolver, cancels) = Self.work()
+        #expect(promise.cancel(reason: .paused))
+        let ran = Shared(0)
+        #expect(
+            resolver.decide {
+                ran.increment(); return .fulfilled(7)
+            } == .cancelled(.paused)
+        )
+        #expect(ran.current == 0, "the ending's effects never happen")
+        #expect(promise.cancellationReason == .paused)
+        #expect(cancels.current == [.paused])
+    }
+
+    /// The window the download's file move sits in: decided, not yet resolved. A cancel there finds the promise
+    /// decided (it returns `false`, its handler never runs), and the promise then resolves with the body's result.
+    @Test func aCancelWhileTheBodyRunsLosesAndTheBodysResultStands() {
+        let (promise, resolver, cancels) = Self.work()
+        let cancelledInside = Shared<Bool?>(nil)
+        let decision = resolver.decide {
+            cancelledInside.withLock { $0 = promise.cancel() }
+            return .rejected(TestError())
+        }
+        #expect(decision == .resolved)
+        #expect(cancelledInside.current == false)
+        #expect(cancels.current.isEmpty)
+        #expect(promise.isRejected && !promise.isCancelled)
+    }
+
+    @Test func aPromiseResolvedAnotherWayIsReportedAsSuch() {
+        let cancels = Shared<[CancellationReason]>([])
+        var decider: DecidingResolver<Int>?
+        let promise = CancellablePromise<Int>(deciding: { resolver in
+            decider = resolver
+            return { reason in cancels.append(reason) }
+        })
+        #expect(decider!.decide { .fulfilled(1) } == .resolved)
+        let ran = Shared(0)
+        #expect(
+            decider!.decide {
+                ran.increment(); return .fulfilled(2)
+            } == .resolvedAlready
+        )
+        #expect(ran.current == 0)
+        #expect(promise.value == 1)
+    }
+
+    /// One winner, across threads released together: the ending's body runs if and only if no cancel won, and the
+    /// cancel handler runs if and only if the body did not.
+    @Test func anEndingRacingCancelsFromOtherThreadsHasExactlyOneWinner() {
+        for _ in 0..<1_000 {
+            let (promise, resolver, cancels) = Self.work()
+            let bodyRuns = Shared(0)
+            let cancelWins = Shared(0)
+            let decision = Shared<DecidingResolver<Int>.Decision?>(nil)
+            runConcurrently(threads: 3) { thread in
+                if thread == 0 {
+                    let outcome = resolver.decide {
+                        bodyRuns.increment()
+                        return .fulfilled(1)
+                    }
+                    decision.withLock { $0 = outcome }
+                } else if promise.cancel(reason: .paused) {
+                    cancelWins.increment()
+                }
+            }
+            switch decision.current {
+            case .resolved:
+                #expect(bodyRuns.current == 1 && cancelWins.current == 0 && cancels.current.isEmpty)
+                #expect(promise.value == 1)
+            case .cancelled(let reason):
+                #expect(reason == .paused)
+                #expect(bodyRuns.current == 0 && cancelWins.current == 1 && cancels.current == [.paused])
+                #expect(promise.cancellationReason == .paused)
+            case .resolvedAlready, nil:
+                Issue.record("the only resolver reported \(String(describing: decision.current))")
+            }
+        }
+    }
+}
