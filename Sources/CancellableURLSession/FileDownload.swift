@@ -6,58 +6,38 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// The file side of one download: where its bytes go, how a resumed request continues the bytes kept, what is
-/// checked before the file replaces the destination, and — for a ``ResumableDownload`` — what is kept when it
-/// stops early.
+/// The file side of one download: it carries out on the partial file what its ``DownloadState`` decides — where the
+/// body goes, what is checked before the file replaces the destination, and, for a ``ResumableDownload``, what is
+/// kept when it stops early.
 ///
-/// Every method but ``stop(_:)`` is called from the session's delegate queue, one callback at a time (or, on a
-/// session without live delivery, once from the task's completion handler), so that state needs no lock.
-/// ``stop(_:)`` is the download's cancel handler: it runs on the cancelling thread, and records its reason in a
-/// `Locked`.
+/// Every method is called from the session's delegate queue, one callback at a time (or, on a session without live
+/// delivery, once from the task's completion handler), so its state needs no lock. How the download ends is decided
+/// against a cancellation under the promise's cancellation lock, through the ``DecidingResolver`` that
+/// ``finish(taskError:statusError:response:resolver:)`` is given.
 final class FileDownload: @unchecked Sendable {
+    /// What a download fulfils with.
+    typealias Outcome = (url: URL, response: URLResponse)
     /// Receives a resumable download's resume data, or `nil`, once it ends.
     typealias ResumeDataSink = (DownloadResumeData?) -> Void
 
-    /// What a resumed request asks the server to continue: `Range: bytes=<start>-`, `If-Range: <validator>`.
-    struct Continuation {
-        let start: Int64
-        let validator: DownloadResumeData.Validator?
-        let totalBytes: Int64?
-    }
-
-    /// What to do with a response's body.
-    enum Disposition {
-        /// Write it to the file.
-        case write
-        /// It is an error status's body: collect it for ``HTTPStatusError``.
-        case errorBody
-        /// The file already holds every byte (a `416` answering a range that starts at its end): ignore the body.
-        case ignore
-        /// Stop the transfer: ``finish(error:errorStatus:)`` reports why.
-        case cancel
-    }
-
     let partial: PartialFile
-    private let url: URL
+    /// Where the bytes kept come from: the resume data's URL until this request's response arrives, then this
+    /// request's (before redirects). A resume that fails before the answer leaves it as it was, so that resuming
+    /// from that resume data does not go back to a mirror that is down.
+    private var source: URL
     private let integrity: DownloadIntegrity?
-    private let continuation: Continuation?
     /// Resolved when the download ends, for a resumable download.
     private let resumeData: ResumeDataSink?
     private var handle: FileHandle?
-    /// Bytes in the file before this response's body: where the server continued, or 0.
-    private var offset: Int64 = 0
-    /// Bytes of this response's body written.
-    private var written: Int64 = 0
-    private var validator: DownloadResumeData.Validator?
-    private var totalBytes: Int64?
-    /// Why the download failed on this side (a file error, a response that does not continue the bytes kept).
-    private var failure: Error?
-
-    /// Whether this download holds its partial file in ``partialFilesInUse`` (a resumed one does).
-    private var isClaimed = false
-
-    /// Why the download was cancelled, set by ``stop(_:)``.
-    private let stopReason = Locked<CancellationReason?>(nil)
+    private var state: DownloadState
+    /// Whether this download continues resume data.
+    private let isResumed: Bool
+    /// The URL this download asks, before redirects.
+    private let requestURL: URL
+    /// Whether this download holds its partial file in ``partialFilesInUse``: a resumed one does, until it ends.
+    private var isClaimed: Bool
+    /// Where a test stops the download to force an interleaving; read once, when the download is made.
+    let hooks = DownloadHooks.current
 
     /// The paths of the partial files that resumed downloads are writing: two downloads resumed from the same resume
     /// data would write one file at once.
@@ -74,19 +54,30 @@ final class FileDownload: @unchecked Sendable {
     ) throws {
         try integrity?.validate()
         let (partial, handle) = try PartialFile.create(for: destination)
-        self.init(url: url, partial: partial, handle: handle, integrity: integrity, continuation: nil, resumeData)
+        let state = DownloadState(kept: .nothing, requested: .whole)
+        self.init(
+            source: url,
+            requestURL: url,
+            partial: partial,
+            handle: handle,
+            state: state,
+            integrity: integrity,
+            resumed: false,
+            resumeData
+        )
     }
 
     /// A download that continues `data`'s partial file, asking `url` for the rest.
     ///
-    /// Bytes are continued only if the partial file still holds them and the server can be held to the same file:
-    /// by a validator for `If-Range`, or else by the total length its `Content-Range` must repeat — and if the
-    /// session delivers bytes as they arrive (`continuing`). Otherwise the download starts over into the same partial
-    /// file.
+    /// It holds the bytes kept from the start — any ending keeps them, unless cancelled for good — and asks for the
+    /// rest only if the server can be held to the same file: under its strong validator, or, if the caller opted in
+    /// (`withoutValidator`), on the total length alone; and only if the session delivers bytes as they arrive
+    /// (`continuing`). Otherwise it asks for the whole file.
     convenience init(
         resuming data: DownloadResumeData,
         from url: URL,
         continuing: Bool,
+        withoutValidator: DownloadResumeData.WithoutValidator,
         verifying integrity: DownloadIntegrity?,
         resumeData: ResumeDataSink?
     ) throws {
@@ -94,65 +85,76 @@ final class FileDownload: @unchecked Sendable {
         guard Self.claim(data.partialFile) else {
             throw DownloadResumeError.partialFileInUse(data.partialFile)
         }
-        let canContinue = continuing && (data.validator != nil || data.totalBytes != nil)
         let partial: PartialFile
         let handle: FileHandle
-        let kept: Int64
+        let count: Int64
         do {
-            (partial, handle, kept) = try PartialFile.reopen(
+            (partial, handle, count) = try PartialFile.reopen(
                 data.partialFile,
                 for: data.destination,
-                keeping: canContinue ? data.bytesWritten : 0
+                keeping: data.bytesKept
             )
         } catch {
             Self.release(data.partialFile)
             throw error
         }
-        let continuation =
-            kept > 0 ? Continuation(start: kept, validator: data.validator, totalBytes: data.totalBytes) : nil
+        let kept =
+            count > 0 ? KeptBytes(count: count, validator: data.validator, totalBytes: data.totalBytes) : .nothing
+        let canContinue =
+            kept.validator != nil || (withoutValidator == .continueIfLengthMatches && kept.totalBytes != nil)
+        let requested: RequestedBytes =
+            continuing && kept.count > 0 && canContinue ? .rest(from: kept.count, ifRange: kept.validator) : .whole
         self.init(
-            url: url,
+            source: data.url,
+            requestURL: url,
             partial: partial,
             handle: handle,
+            state: DownloadState(kept: kept, requested: requested),
             integrity: integrity,
-            continuation: continuation,
+            resumed: true,
             resumeData
         )
-        validator = data.validator
-        isClaimed = true
     }
 
     private init(
-        url: URL,
+        source: URL,
+        requestURL: URL,
         partial: PartialFile,
         handle: FileHandle,
+        state: DownloadState,
         integrity: DownloadIntegrity?,
-        continuation: Continuation?,
+        resumed: Bool,
         _ resumeData: ResumeDataSink?
     ) {
-        self.url = url
+        self.source = source
+        self.requestURL = requestURL
         self.partial = partial
         self.handle = handle
+        self.state = state
         self.integrity = integrity
-        self.continuation = continuation
+        isResumed = resumed
+        isClaimed = resumed
         self.resumeData = resumeData
     }
 
-    /// `request` with the headers that continue the bytes kept, if any.
+    /// `request` as this download sends it: a resumed download replaces `Range` and `If-Range` with what continues
+    /// the bytes kept (or removes them, to start over); a resumable one asks for the body without a content coding,
+    /// whose byte offsets a resume could not continue (unless the request names an `Accept-Encoding` itself).
     func prepare(_ request: URLRequest) -> URLRequest {
-        guard let continuation else { return request }
         var request = request
-        request.setValue("bytes=\(continuation.start)-", forHTTPHeaderField: "Range")
-        if let validator = continuation.validator {
-            request.setValue(validator.headerValue, forHTTPHeaderField: "If-Range")
+        if resumeData != nil, request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        guard isResumed else { return request }
+        switch state.requested {
+        case .whole:
+            request.setValue(nil, forHTTPHeaderField: "Range")
+            request.setValue(nil, forHTTPHeaderField: "If-Range")
+        case .rest(let start, let validator):
+            request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
+            request.setValue(validator?.headerValue, forHTTPHeaderField: "If-Range")
         }
         return request
-    }
-
-    /// The download's cancel handler: remembers why, so that ``finish(error:errorStatus:)`` keeps the bytes for a
-    /// pause and removes them otherwise.
-    func stop(_ reason: CancellationReason) {
-        stopReason.withLock { $0 = $0 ?? reason }
     }
 
     /// Records that a resumed download writes `file`; `false` if another one already does.
@@ -164,168 +166,148 @@ final class FileDownload: @unchecked Sendable {
         _ = partialFilesInUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
 
-    /// Decides what this response's body is: the file from the start, its continuation, or neither.
-    func accept(_ response: URLResponse) -> Disposition {
-        guard let http = response as? HTTPURLResponse else {
-            // Not HTTP (a file: URL, say): the body is the file.
-            return restart(total: response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
-        }
-        let contentRange = http.value(forHTTPHeaderField: "Content-Range")
-        if let continuation {
-            switch http.statusCode {
-            case 206:
-                guard let range = ContentRange(contentRange), range.start == continuation.start,
-                    continuation.totalBytes == nil || range.total == nil || range.total == continuation.totalBytes
-                else {
-                    failure = DownloadResumeError.unexpectedContentRange(contentRange)
-                    return .cancel
-                }
-                offset = continuation.start
-                totalBytes = range.total ?? continuation.totalBytes
-                validator = Self.validator(of: http) ?? validator
-                return .write
-            case 416:
-                // If-Range matched (else the answer is 200), and the range starts at or after the file's end.
-                let length = ContentRange(contentRange)?.total ?? continuation.totalBytes
-                guard length == continuation.start else {
-                    failure = DownloadResumeError.rangeNotSatisfiable(serverLength: length)
-                    return .cancel
-                }
-                offset = continuation.start
-                totalBytes = length
-                return .ignore
-            case 200...299:
-                // The server sends the whole file: it ignores ranges, or the file changed and If-Range did not match.
-                validator = nil
-                break
-            default:
-                closeKeepingBytes()
-                return .errorBody
-            }
-        } else if !(200...299).contains(http.statusCode) {
-            closeKeepingBytes()
-            return .errorBody
-        }
-        validator = Self.validator(of: http)
-        let total = ContentRange(contentRange)?.total ?? response.expectedContentLength
-        return restart(total: total >= 0 ? total : nil)
-    }
+    // MARK: The transfer
 
-    /// Writes the body into the file from byte 0.
-    private func restart(total: Int64?) -> Disposition {
-        offset = 0
-        totalBytes = total
-        guard continuation != nil, let handle else { return .write }
+    /// Decides what the response's body is, and empties the file if the body starts it over.
+    func accept(_ response: URLResponse) -> DownloadState.BodyAction {
+        source = requestURL
+        let action = state.receive(response)
+        guard action == .write(truncating: true), let handle else { return action }
         do {
             try PartialFile.truncate(handle, at: 0)
-            return .write
+            return action
         } catch {
-            failure = error
+            state.failWriting(error)
             return .cancel
         }
     }
 
-    /// An error status: the body is not the file. The file is closed with the bytes kept from before, if any;
-    /// ``finish(error:errorStatus:)`` decides whether they stay for a resume.
-    private func closeKeepingBytes() {
-        try? handle?.close()
-        handle = nil
-        offset = continuation?.start ?? 0
-    }
-
-    /// Appends `data` to the file.
+    /// Appends the bytes of `data` that the file does not hold yet.
     ///
-    /// - Returns: `false` if the write failed: cancel the task; ``finish(error:errorStatus:)`` reports the error.
+    /// - Returns: `false` if the write failed: cancel the task; the ending reports the error.
     func write(_ data: Data) -> Bool {
         guard let handle else { return true }
+        let held = Int(state.bytesAlreadyKept(ofNext: Int64(data.count)))
         do {
-            if #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
-                try handle.write(contentsOf: data)
-            } else {
-                handle.write(data)  // the only write before those versions; it cannot report an error
+            if held < data.count {
+                if #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
+                    try handle.write(contentsOf: data.dropFirst(held))
+                } else {
+                    // The only write before those versions; it cannot report an error.
+                    handle.write(data.dropFirst(held))
+                }
             }
-            written += Int64(data.count)
+            state.advance(by: Int64(data.count))
             return true
         } catch {
-            failure = error
+            state.failWriting(error)
             return false
         }
     }
 
-    /// How far the file has got: from the byte the server continued at, towards the whole file's length.
-    var progress: TransferProgress {
-        TransferProgress(bytesTransferred: offset + written, totalBytesExpected: totalBytes)
-    }
+    /// How far the file has got, counted in bytes of the whole file.
+    var progress: TransferProgress? { state.progress }
 
-    /// Moves a file the session downloaded in one piece (a session without live delivery) into the partial file.
-    func fill(from location: URL) -> Bool {
-        do {
-            try? handle?.close()
-            handle = nil
-            try partial.fill(from: location)
-            return true
-        } catch {
-            failure = error
-            return false
-        }
-    }
-
-    /// Ends the download: checks and moves the file into place, or keeps the bytes for a resume, or removes them.
+    /// Moves the file a session without live delivery downloaded in one piece (`location`, possibly on another
+    /// volume) into the partial file.
     ///
-    /// - Parameters:
-    ///   - error: the task's error, if it failed.
-    ///   - errorStatus: whether the response was an error status (``Disposition/errorBody``).
-    /// - Returns: the destination, or the error to reject the download with (ignored if it was cancelled).
-    func finish(error: Error?, errorStatus: Bool) -> Swift.Result<URL, Error> {
+    /// - Returns: its size, or `nil` if it could not be moved (the ending reports the error).
+    func fill(from location: URL?) -> Int64? {
         try? handle?.close()
         handle = nil
-        let bytes = offset + written
-        if let reason = stopReason.withLock({ $0 }) {
-            // Cancelled, even if the last byte raced the cancellation in: the promise already says so.
-            return keepOrRemove(keeping: reason == .paused, bytes: bytes, CancellablePromiseError(reason: reason))
-        }
-        if let failure {
-            return keepOrRemove(keeping: false, bytes: bytes, failure)
-        }
-        if let error {
-            return keepOrRemove(keeping: bytes > 0, bytes: bytes, error)
-        }
-        if errorStatus {
-            return keepOrRemove(keeping: continuation != nil, bytes: offset, URLError(.badServerResponse))
-        }
         do {
-            try integrity?.verify(fileAt: partial.url)
-            try partial.commit()
-            publish(nil)
-            return .success(partial.destination)
+            guard let location else { throw URLError(.cannotOpenFile) }
+            try partial.fill(from: location)
+            let size = try PartialFile.size(of: partial.url)
+            state.filled(size: size)
+            return size
         } catch {
-            return keepOrRemove(keeping: false, bytes: bytes, error)
+            state.failWriting(error)
+            return nil
         }
     }
 
-    private func keepOrRemove(keeping: Bool, bytes: Int64, _ error: Error) -> Swift.Result<URL, Error> {
-        guard keeping, resumeData != nil else {
+    // MARK: The ending
+
+    /// Ends the download: decides, under the promise's cancellation lock, whether the transfer's own ending or a
+    /// cancellation wins; then carries out the winner on the partial file — moves it into place, keeps it for a
+    /// resume, or removes it — and resolves the promise.
+    ///
+    /// A transfer that completes just as it is paused or cancelled therefore never commits its file while the promise
+    /// says it was cancelled, and a `cancel()` that loses finds the promise fulfilled with the file in place.
+    ///
+    /// - Parameters:
+    ///   - taskError: the task's error, if it failed.
+    ///   - statusError: the error to reject with if the response was an error status.
+    ///   - response: the response, if one arrived.
+    func finish(
+        taskError: Error?,
+        statusError: Error?,
+        response: URLResponse?,
+        resolver: DecidingResolver<Outcome>
+    ) {
+        try? handle?.close()
+        handle = nil
+        var ending = state.end(taskError: taskError, statusError: statusError)
+        if case .commit = ending, let integrity {
+            // Checked before the decision: a long check can still be paused or cancelled.
+            do { try integrity.verify(fileAt: partial.url) } catch { ending = .fail(error, keeping: nil) }
+        }
+        hooks.willDecide?()
+        let decision = resolver.decide {
+            hooks.didDecide?()
+            return carryOut(ending, response: response)
+        }
+        switch decision {
+        case .resolved:
+            break
+        case .cancelled(let reason):
+            _ = carryOut(state.cancel(reason), response: response)
+        case .resolvedAlready:
+            _ = carryOut(state.cancel(.user), response: response)  // never: only this download resolves its promise
+        }
+    }
+
+    /// Carries out `ending` on the partial file, then publishes the resume data (or `nil`).
+    ///
+    /// - Returns: what the promise resolves with.
+    private func carryOut(_ ending: DownloadState.Ending, response: URLResponse?) -> Result<Outcome> {
+        switch ending {
+        case .commit:
+            guard let response else {
+                return carryOut(.fail(URLError(.badServerResponse), keeping: nil), response: nil)
+            }
+            do {
+                try partial.commit()
+                publish(nil)
+                return .fulfilled((partial.destination, response))
+            } catch {
+                publish(nil)  // `commit()` removed the partial file
+                return .rejected(error)
+            }
+        case .fail(let error, let kept?) where resumeData != nil:
+            publish(
+                DownloadResumeData(
+                    url: source,
+                    destination: partial.destination,
+                    partialFile: partial.url,
+                    bytesKept: kept.count,
+                    validator: kept.validator,
+                    totalBytes: kept.totalBytes,
+                    integrity: integrity
+                )
+            )
+            return .rejected(error)
+        case .fail(let error, _):
             partial.remove()
             publish(nil)
-            return .failure(error)
+            return .rejected(error)
         }
-        publish(
-            DownloadResumeData(
-                url: url,
-                destination: partial.destination,
-                partialFile: partial.url,
-                bytesWritten: bytes,
-                validator: validator,
-                totalBytes: totalBytes,
-                integrity: integrity
-            )
-        )
-        return .failure(error)
     }
 
-    /// The last thing a download does with its partial file, on every path through ``finish(error:errorStatus:)``:
-    /// gives up its hold on the file (it no longer writes, moves or removes it), then hands `data` (`nil`: nothing
-    /// to resume) to whoever waits for the resume data — who may resume from it at once, even inside that callback.
+    /// The last thing a download does with its partial file, on every ending: gives up its hold on the file (it no
+    /// longer writes, moves or removes it), then hands `data` (`nil`: nothing to resume) to whoever waits for the
+    /// resume data — who may resume from it at once, even inside that callback.
     private func publish(_ data: DownloadResumeData?) {
         if isClaimed {
             isClaimed = false
@@ -333,49 +315,17 @@ final class FileDownload: @unchecked Sendable {
         }
         resumeData?(data)
     }
-
-    /// A strong validator from `response`: its `ETag` unless weak, else its `Last-Modified`.
-    private static func validator(of response: HTTPURLResponse) -> DownloadResumeData.Validator? {
-        if let tag = response.value(forHTTPHeaderField: "ETag"), !tag.hasPrefix("W/"), !tag.isEmpty {
-            return .entityTag(tag)
-        }
-        if let date = response.value(forHTTPHeaderField: "Last-Modified"), !date.isEmpty {
-            return .lastModified(date)
-        }
-        return nil
-    }
 }
 
-/// A `Content-Range` header: `bytes <start>-<end>/<total>` (206), or `bytes */<total>` (416).
-struct ContentRange: Equatable {
-    /// The first byte, `nil` for `*`.
-    let start: Int64?
-    /// The last byte, `nil` for `*`.
-    let end: Int64?
-    /// The whole length, `nil` for `*`.
-    let total: Int64?
+/// Points where a test stops a download to force one interleaving of its ending and a cancellation, set for the
+/// downloads a test makes with `DownloadHooks.$current.withValue(…)`. Not API.
+struct DownloadHooks: Sendable {
+    /// In the cancel handler, on the cancelling thread: the promise is already rejected, the task not yet cancelled.
+    var willCancelTask: (@Sendable () -> Void)?
+    /// On the delegate queue, once the transfer has ended: before its ending and a cancellation are decided.
+    var willDecide: (@Sendable () -> Void)?
+    /// On the delegate queue, once the ending has won: before it is carried out (the file moved into place).
+    var didDecide: (@Sendable () -> Void)?
 
-    init?(_ header: String?) {
-        guard let header else { return nil }
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
-        let parts = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        if parts[1] == "*" {
-            total = nil
-        } else {
-            guard let value = Int64(parts[1]), value >= 0 else { return nil }
-            total = value
-        }
-        if parts[0] == "*" {
-            guard total != nil else { return nil }
-            (start, end) = (nil, nil)
-        } else {
-            let bounds = parts[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0,
-                first <= last, total.map({ last < $0 }) ?? true
-            else { return nil }
-            (start, end) = (first, last)
-        }
-    }
+    @TaskLocal static var current = DownloadHooks()
 }

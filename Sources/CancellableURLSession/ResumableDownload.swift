@@ -18,7 +18,7 @@ public import FoundationNetworking
 /// }
 /// resumeButton.onTap {
 ///     guard let saved else { return }
-///     let resumed = session.resumeDownload(saved) { showProgress($0) }   // progress continues from saved.bytesWritten
+///     let resumed = session.resumeDownload(saved) { showProgress($0) }   // progress continues from saved.bytesKept
 ///     resumed.promise.done { file, _ in open(file) }
 /// }
 /// ```
@@ -31,20 +31,31 @@ public import FoundationNetworking
 /// ``cancel()``, a timeout, a lost race — cancels for good: the partial file is removed and ``resumeData``
 /// resolves with `nil`.
 ///
-/// A transfer that fails after bytes arrived (the connection dropped, the network went away: a `URLError`)
-/// also keeps its bytes: ``promise`` rejects with the error and ``resumeData`` resolves with resume data. Until
-/// you resume it or call ``DownloadResumeData/discard()``, the partial file stays next to the destination.
+/// A transfer that fails with bytes kept — the connection dropped or was refused, the network went away (a
+/// `URLError`), the server answered with an error status — also keeps them: ``promise`` rejects with the error and
+/// ``resumeData`` resolves with resume data. A resumed download keeps the bytes it started with from the first
+/// instant, so a resume from a mirror that is down leaves them as they were, ready for the next mirror. Until you
+/// resume it or call ``DownloadResumeData/discard()``, the partial file stays next to the destination.
+///
+/// Whether the download's own ending or a cancellation wins is decided once, under the promise's cancellation lock:
+/// a transfer that completes just as it is paused either wins (``promise`` fulfils, the file is in place, and
+/// ``resumeData`` resolves with `nil`) or loses (the promise is rejected as paused, the file is not moved, and the
+/// resume data holds every byte).
 ///
 /// Continuing from the byte where the download stopped needs a session that delivers bytes as they arrive: one
 /// made by `URLSession.withProgressReporting(configuration:delegateQueue:)`, or, from macOS 12 and iOS 15, one
 /// without a delegate such as `URLSession.shared`. On other sessions (and `URLSession.shared` on Linux) a paused
 /// download has written nothing yet, so its resume data says 0 bytes and resuming starts over.
+///
+/// A resumable download asks for the file without a content coding (`Accept-Encoding: identity`, unless the request
+/// names one): URLSession decodes a coded body, so its bytes could not be continued at a byte offset.
 public final class ResumableDownload: Sendable {
     /// The download: fulfils with the destination and the response once the file is in place.
     public let promise: CancellablePromise<(url: URL, response: URLResponse)>
-    /// Resolves once the transfer has stopped: with what resumes it if it was paused or failed after bytes arrived,
-    /// with `nil` if it finished, was cancelled for good, or failed in a way that resuming cannot mend (an HTTP
-    /// error status, a file that did not pass its ``DownloadIntegrity``, a full disk).
+    /// Resolves once the transfer has stopped: with what resumes it if it was paused, or failed with bytes kept (a
+    /// `URLError`, an HTTP error status); with `nil` if it finished, was cancelled for good, failed with no bytes
+    /// kept, or failed in a way that resuming cannot mend (a file that did not pass its ``DownloadIntegrity``, a
+    /// ``DownloadResumeError``, a full disk).
     public let resumeData: Guarantee<DownloadResumeData?>
 
     init(
@@ -62,7 +73,8 @@ public final class ResumableDownload: Sendable {
     /// ```
     ///
     /// - Returns: ``resumeData``: what resumes the download, once the transfer has stopped; `nil` if the download
-    ///   had already finished, failed or been cancelled.
+    ///   had already finished (or finished as it was paused), or was cancelled for good. A download that had already
+    ///   failed gives the resume data of that failure.
     @discardableResult
     public func pause() -> Guarantee<DownloadResumeData?> {
         promise.cancel(reason: .paused)
@@ -95,20 +107,23 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     public let destination: URL
     /// The hidden file next to the destination that holds the bytes so far.
     public let partialFile: URL
-    /// How many bytes of the file the partial file holds.
-    public let bytesWritten: Int64
-    /// How the server identified the file: what `If-Range` sends, so that a file that changed is not continued.
+    /// How many bytes of the file the partial file holds: its first `bytesKept` bytes are the file's.
+    public let bytesKept: Int64
+    /// How the server identified the file — a strong validator — if it did: what `If-Range` sends, so that a file
+    /// that changed is not continued. Without one, a resume starts over unless you opt in
+    /// (``WithoutValidator/continueIfLengthMatches``).
     public let validator: Validator?
     /// The whole file's length, if the server said.
     public let totalBytes: Int64?
     /// What the finished file is checked against, if the download was given it.
     public let integrity: DownloadIntegrity?
 
-    /// A strong validator from the server's response: what makes a range request safe.
+    /// A strong validator from the server's response: what makes a range request safe (RFC 9110 §8.8).
     public enum Validator: Sendable, Hashable, Codable {
         /// A strong `ETag`, quotes included (a weak one, `W/"…"`, cannot be used with `If-Range`).
         case entityTag(String)
-        /// The `Last-Modified` date, as the server sent it.
+        /// The `Last-Modified` date, as the server sent it; taken only from a response without a strong `ETag` whose
+        /// `Date` is at least 60 seconds later, which makes the date strong (RFC 9110 §8.8.2.2).
         case lastModified(String)
 
         /// The `If-Range` header's value.
@@ -125,7 +140,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         url: URL,
         destination: URL,
         partialFile: URL,
-        bytesWritten: Int64,
+        bytesKept: Int64,
         validator: Validator?,
         totalBytes: Int64?,
         integrity: DownloadIntegrity? = nil
@@ -133,7 +148,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         self.url = url
         self.destination = destination
         self.partialFile = partialFile
-        self.bytesWritten = bytesWritten
+        self.bytesKept = bytesKept
         self.validator = validator
         self.totalBytes = totalBytes
         self.integrity = integrity
@@ -146,6 +161,25 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// ```
     public func discard() {
         try? FileManager.default.removeItem(at: partialFile)
+    }
+
+    /// What a resume does with bytes that no strong validator identifies (the server sent neither a strong `ETag`
+    /// nor a `Last-Modified` that is strong).
+    ///
+    /// ```swift
+    /// let expected = DownloadIntegrity(sha256: publishedDigest)   // catches a file that changed but kept its size
+    /// session.resumeDownload(saved, verifying: expected, withoutValidator: .continueIfLengthMatches)
+    /// ```
+    ///
+    /// HTTP allows combining two responses only if they share a strong validator (RFC 9110 §15.3.7.3): a file that
+    /// changed while the download was paused but kept its length would otherwise finish as the old bytes followed by
+    /// the new ones — a file that never existed on any server.
+    public enum WithoutValidator: Sendable, Hashable {
+        /// Start over from byte 0: the safe default.
+        case startOver
+        /// Continue the bytes kept if the server's `206` names the same total length. Only a
+        /// ``DownloadIntegrity`` with a SHA-256 detects a file that changed but kept its length.
+        case continueIfLengthMatches
     }
 }
 
@@ -162,12 +196,18 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
 /// `If-Range` no longer matches — answers `200` with the whole file, and the download simply starts over from
 /// byte 0; that is not an error.
 public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The server answered `416 Range Not Satisfiable`: the file is shorter than the bytes kept (its length is
-    /// `serverLength` if the server said), so it is not the same file.
+    /// The server's file is shorter than the bytes kept — it answered `416 Range Not Satisfiable`, or its whole file
+    /// ended before them — (its length is `serverLength` if known), so it is not the same file.
     case rangeNotSatisfiable(serverLength: Int64?)
     /// The server answered `206` with a `Content-Range` (`header`) that does not continue the bytes kept: another
     /// start, or another total length than the file had.
     case unexpectedContentRange(String?)
+    /// The server answered `206` without repeating the strong validator of the bytes kept — its `ETag`, or its
+    /// `Last-Modified` — so its bytes may be of another file.
+    case validatorNotRepeated(DownloadResumeData.Validator)
+    /// The server answered `206` with a content coding (`Content-Encoding`, given here): the bytes it sends are not at
+    /// the offsets of the file's bytes.
+    case contentCoded(String)
     /// Another download resumed from the same resume data is still running: one partial file cannot take two
     /// downloads at once. The partial file was left to that download.
     case partialFileInUse(URL)
@@ -181,6 +221,12 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
         case .unexpectedContentRange(let header):
             "The server continued the download with Content-Range \(header ?? "(none)"), which does not follow the "
                 + "bytes kept."
+        case .validatorNotRepeated(let validator):
+            "The server continued the download without repeating the validator \(validator.headerValue) of the bytes "
+                + "kept: they may be of another file."
+        case .contentCoded(let coding):
+            "The server continued the download with the content coding \"\(coding)\": its bytes are not at the "
+                + "offsets of the bytes kept."
         case .partialFileInUse(let file):
             "Another download is already resuming into \(file.path)."
         }

@@ -6,42 +6,45 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// Receives one task's callbacks (routed by ``TransferRouter``) and settles its promise.
+/// Receives one task's callbacks (routed by ``TransferRouter``) and ends its transfer: resolves a data or upload
+/// transfer's promise itself, and hands a download's response, body and ending to its ``FileDownload``.
 ///
-/// URLSession calls its delegate on the session's delegate queue, one callback at a time, so the state below
-/// is confined to that queue; the only other entry point, `cancel()` of the promise, calls
-/// `URLSessionTask.cancel()`, which is thread-safe.
+/// URLSession calls its delegate on the session's delegate queue, one callback at a time, so the state below is
+/// confined to that queue. Cancelling the promise runs its cancel handler on the cancelling thread, which only calls
+/// `URLSessionTask.cancel()` (thread-safe); whether a download's ending or that cancellation wins is decided under
+/// the promise's cancellation lock, in ``FileDownload/finish(taskError:statusError:response:resolver:)``.
 final class TransferDelegate: @unchecked Sendable {
     enum Sink {
-        /// Collect the body in memory.
-        case memory
-        /// Write the body to a file as it arrives (see ``FileDownload``).
-        case file(FileDownload)
+        /// Collect the body in memory, and resolve with it.
+        case memory(Resolver<(data: Data, response: URLResponse)>)
+        /// Write the body to a file as it arrives; the download ends through `resolver`.
+        case file(FileDownload, DecidingResolver<FileDownload.Outcome>)
     }
 
-    private let resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>
+    /// What happens to the response's body.
+    private enum Disposition {
+        /// Kept in memory: a data or upload transfer's body, or a download's error status body.
+        case collect
+        /// Written to the download's file.
+        case write
+        /// Dropped: a `416`'s body, when the file already holds every byte.
+        case ignore
+    }
+
+    private let sink: Sink
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let reportsUpload: Bool
-    private let sink: Sink
-    /// Whether the body goes to memory: always for `.memory`; for a file, once the response is an error status.
-    private var collectsBody: Bool
-    /// Set when the file already has every byte and the body (a 416's) is not part of it.
-    private var ignoresBody = false
+    /// Set when the response arrives.
+    private var disposition: Disposition
     private var body = Data()
     private var received: Int64 = 0
     private var response: URLResponse?
 
-    init(
-        resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
-        sink: Sink,
-        reportsUpload: Bool,
-        progress: (@Sendable (TransferProgress) -> Void)?
-    ) {
-        self.resolver = resolver
+    init(sink: Sink, reportsUpload: Bool, progress: (@Sendable (TransferProgress) -> Void)?) {
         self.sink = sink
         self.reportsUpload = reportsUpload
         self.progress = progress
-        if case .memory = sink { collectsBody = true } else { collectsBody = false }
+        if case .memory = sink { disposition = .collect } else { disposition = .write }
     }
 
     func urlSession(
@@ -51,15 +54,15 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        guard case .file(let file) = sink else { return completionHandler(.allow) }
+        guard case .file(let file, _) = sink else { return completionHandler(.allow) }
         switch file.accept(response) {
         case .write:
-            break
-        case .errorBody:
+            disposition = .write
+        case .collectErrorBody:
             // An error body is not the file the caller asked for: keep it for the error instead.
-            collectsBody = true
+            disposition = .collect
         case .ignore:
-            ignoresBody = true
+            disposition = .ignore
         case .cancel:
             return completionHandler(.cancel)
         }
@@ -67,19 +70,19 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if ignoresBody { return }
-        if collectsBody {
+        switch disposition {
+        case .ignore:
+            return
+        case .collect:
             received += Int64(data.count)
             body.append(data)
-        } else if case .file(let file) = sink {
-            guard file.write(data) else { return dataTask.cancel() }
-        }
-        guard !reportsUpload, let progress else { return }
-        if case .file(let file) = sink, !collectsBody {
-            progress(file.progress)
-        } else {
+            guard !reportsUpload, let progress else { return }
             let expected = dataTask.response?.expectedContentLength ?? -1
             progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
+        case .write:
+            guard case .file(let file, _) = sink else { return }
+            guard file.write(data) else { return dataTask.cancel() }
+            if let progress, let report = file.progress { progress(report) }
         }
     }
 
@@ -101,42 +104,33 @@ final class TransferDelegate: @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let response = response ?? task.response
-        var fileURL: URL?
-        let errorStatus: Bool
         switch sink {
-        case .memory:
-            if let error { return resolver.reject(error) }
-            errorStatus = response.map { !$0.isSuccess } ?? false
-        case .file(let file):
-            // Only a response `FileDownload` took for an error: a 416 may finish or fail the download.
-            errorStatus = collectsBody
-            switch file.finish(
-                error: error ?? (response == nil ? URLError(.badServerResponse) : nil),
-                errorStatus: errorStatus
-            ) {
-            case .success(let url):
-                fileURL = url
-            case .failure(let failure) where !errorStatus:
-                // A cancelled task means the promise was cancelled: it is already rejected, and this is ignored.
-                return resolver.reject(failure)
-            case .failure:
-                break
-            }
+        case .memory(let resolver):
+            resolver.resolve(URLSession.outcome(of: body, response, error))
+        case .file(let file, let resolver):
+            let statusError = disposition == .collect ? (response as? HTTPURLResponse).map(statusError) : nil
+            file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
         }
-        guard let response else {
-            return resolver.reject(URLError(.badServerResponse))
-        }
-        if let http = response as? HTTPURLResponse, errorStatus {
-            return resolver.reject(HTTPStatusError(response: http, body: body))
-        }
-        resolver.fulfill((body, fileURL, response))
+    }
+
+    private func statusError(_ response: HTTPURLResponse) -> Error {
+        HTTPStatusError(response: response, body: body)
     }
 }
 
-extension URLResponse {
-    /// Whether this is not an HTTP response, or an HTTP response with a status in 200–299.
-    var isSuccess: Bool {
-        guard let http = self as? HTTPURLResponse else { return true }
-        return (200...299).contains(http.statusCode)
+extension URLSession {
+    /// What a transfer into memory resolves with: the body and the response, or the error — the task's, or
+    /// ``HTTPStatusError`` for a status outside 200–299.
+    static func outcome(
+        of body: Data,
+        _ response: URLResponse?,
+        _ error: Error?
+    ) -> Swift.Result<(data: Data, response: URLResponse), Error> {
+        if let error { return .failure(error) }
+        guard let response else { return .failure(URLError(.badServerResponse)) }
+        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
+            return .failure(HTTPStatusError(response: http, body: body))
+        }
+        return .success((body, response))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseCore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,10 +11,9 @@ import FoundationNetworking
 /// A session delegate works everywhere: FoundationNetworking on Linux never calls per-task delegates
 /// (`URLSessionTask.delegate`). On Apple platforms from macOS 12 and iOS 15, a router made with `perTask: true`
 /// is also set as one task's own delegate, for sessions without a delegate of their own.
-final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `transfers` is only touched under `lock`.
-    private let lock = NSLock()
-    private var transfers: [Int: TransferDelegate] = [:]
+final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
+    /// Each running task's transfer, by task identifier.
+    private let transfers = Locked<[Int: TransferDelegate]>([:])
     private let perTask: Bool
 
     init(perTask: Bool = false) {
@@ -21,9 +21,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func register(_ transfer: TransferDelegate, for task: URLSessionTask) {
-        lock.lock()
-        transfers[task.taskIdentifier] = transfer
-        lock.unlock()
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
         #if !canImport(FoundationNetworking)
         // The task keeps its delegate until it completes.
         if perTask, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) { task.delegate = self }
@@ -31,9 +29,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     private func transfer(for task: URLSessionTask, removing: Bool = false) -> TransferDelegate? {
-        lock.lock()
-        defer { lock.unlock() }
-        return removing ? transfers.removeValue(forKey: task.taskIdentifier) : transfers[task.taskIdentifier]
+        transfers.withLock { removing ? $0.removeValue(forKey: task.taskIdentifier) : $0[task.taskIdentifier] }
     }
 
     func urlSession(

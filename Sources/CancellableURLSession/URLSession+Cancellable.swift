@@ -67,18 +67,22 @@ extension URLSession {
             if let router = transferRouter {
                 task = dataTask(with: request)
                 router.register(
-                    TransferDelegate(resolver: resolver, sink: .memory, reportsUpload: false, progress: progress),
+                    TransferDelegate(sink: .memory(resolver), reportsUpload: false, progress: progress),
                     for: task
                 )
             } else {
                 task = dataTask(with: request) { data, response, error in
-                    Self.complete(resolver, data ?? Data(), response, error, progress: progress)
+                    let outcome = Self.outcome(of: data ?? Data(), response, error)
+                    if case .success(let (data, _)) = outcome {
+                        let size = Int64(data.count)
+                        progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
+                    }
+                    resolver.resolve(outcome)
                 }
             }
             task.resume()
             return { task.cancel() }
         }
-        .map(on: nil) { (data: $0.body, response: $0.response) }
     }
 
     /// Loads `url` into memory; `cancel()` cancels the transfer and closes the connection.
@@ -175,38 +179,38 @@ extension URLSession {
     /// (another mirror of the same file).
     ///
     /// ```swift
-    /// let resumed = session.resumeDownload(saved) { print($0.bytesTransferred) }   // starts at saved.bytesWritten
+    /// let resumed = session.resumeDownload(saved) { print($0.bytesTransferred) }   // starts at saved.bytesKept
     /// let fromMirror = session.resumeDownload(saved, from: URLRequest(url: mirror))
     /// ```
     ///
-    /// The request asks for the rest — `Range: bytes=<bytesWritten>-` — with `If-Range` and the validator the
-    /// server gave (its `ETag`, else its `Last-Modified`), and appends what comes back to the partial file:
+    /// The download holds the bytes kept from the start: if it ends before the server answers — paused, a refused
+    /// connection, a mirror that is down — its resume data keeps them all. It asks for the rest with
+    /// `Range: bytes=<bytesKept>-` and `If-Range: <validator>`, and continues the bytes only if the answer is of the
+    /// same file:
     ///
-    /// - `206 Partial Content` whose `Content-Range` starts at `bytesWritten` (and names the same total length, if
-    ///   it was known): the bytes continue; progress counts on from `bytesWritten`.
-    /// - `200 OK`: the server ignores ranges, or the file changed so `If-Range` did not match: the download starts
-    ///   over from byte 0 (the partial file is emptied first), and progress restarts from 0.
-    /// - `416` when the partial file already has every byte: the download finishes with it (the response is the
-    ///   416). Any other `416`, or a `206` that does not continue the bytes kept, rejects with
-    ///   ``DownloadResumeError`` and removes the partial file: never a file made of two different ones.
+    /// - `206` that starts at `bytesKept`, repeats the validator, names the same total length and has no content
+    ///   coding: the bytes are appended; progress counts on from `bytesKept`.
+    /// - `200`: the server ignores ranges, or the file changed. If it repeats the validator, the file is the same and
+    ///   the bytes kept stay (the ones it sends again are not rewritten); otherwise the download starts over from byte 0.
+    /// - `416` when the partial file already holds every byte: the download finishes with it. Any other `416`, or a
+    ///   `206` that is not of the same file, rejects with ``DownloadResumeError`` and removes the bytes.
     ///
-    /// Another mirror continues the bytes only if it answers `206` to that `If-Range`: it must give the file the
-    /// same validator (or, when the first server gave none, its `Content-Range` must name the same total length).
-    /// Otherwise it sends the whole file. A mirror that serves a different file with the same validator would go
-    /// unnoticed: give the download a ``DownloadIntegrity`` (it is kept in the resume data) to be sure.
-    ///
-    /// Resume data with neither a validator nor a total length, or whose partial file is gone or shorter than it
-    /// says, starts over; so does every resume on a session that does not deliver bytes as they arrive (see
+    /// Resume data without a strong validator starts over, unless `withoutValidator` is
+    /// ``DownloadResumeData/WithoutValidator/continueIfLengthMatches``; so does resume data whose partial file is
+    /// gone or shorter than it says, and every resume on a session that does not deliver bytes as they arrive (see
     /// ``ResumableDownload``).
     ///
     /// - Parameters:
     ///   - resumeData: what ``ResumableDownload/pause()`` gave.
     ///   - request: where to continue from; `nil` for `resumeData.url`. Its `Range` and `If-Range` are replaced.
     ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
+    ///   - withoutValidator: what to do with bytes no strong validator identifies: start over (the default), or
+    ///     continue them if the server's total length is the same.
     public func resumeDownload(
         _ resumeData: DownloadResumeData,
         from request: URLRequest? = nil,
         verifying integrity: DownloadIntegrity? = nil,
+        withoutValidator: DownloadResumeData.WithoutValidator = .startOver,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         let request = request ?? URLRequest(url: resumeData.url)
@@ -215,6 +219,7 @@ extension URLSession {
                 resuming: resumeData,
                 from: request.url ?? resumeData.url,
                 continuing: router != nil,
+                withoutValidator: withoutValidator,
                 verifying: integrity ?? resumeData.integrity,
                 resumeData: deliver
             )
@@ -243,7 +248,8 @@ extension URLSession {
     }
 
     /// Downloads `request` into `file`: streamed through `router` if the session has live delivery, with a download
-    /// task and a completion handler otherwise.
+    /// task and a completion handler otherwise. How it ends — and whether that or a cancellation wins — is `file`'s to
+    /// decide, under the promise's cancellation lock: the cancel handler only stops the task.
     private func download(
         _ request: URLRequest,
         into file: FileDownload,
@@ -251,26 +257,25 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)?
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
         let request = file.prepare(request)
-        return CancellablePromise { resolver in
+        return CancellablePromise(deciding: { resolver in
             let task: URLSessionTask
             if let router {
                 task = dataTask(with: request)
                 router.register(
-                    TransferDelegate(resolver: resolver, sink: .file(file), reportsUpload: false, progress: progress),
+                    TransferDelegate(sink: .file(file, resolver), reportsUpload: false, progress: progress),
                     for: task
                 )
             } else {
                 task = downloadTask(with: request) { location, response, error in
-                    Self.completeDownload(resolver, file, location, response, error, progress: progress)
+                    Self.completeDownload(file, resolver, location, response, error, progress: progress)
                 }
             }
             task.resume()
-            return { reason in
-                file.stop(reason)
+            return { _ in
+                file.hooks.willCancelTask?()
                 task.cancel()
             }
-        }
-        .map(on: nil) { (url: $0.fileURL ?? file.partial.destination, response: $0.response) }
+        })
     }
 
     /// Uploads `body` with `request` (its method, `POST` if unset) and loads the response into memory.
@@ -297,7 +302,7 @@ extension URLSession {
             if let router = transferRouter {
                 task = uploadTask(with: request, from: body)
                 router.register(
-                    TransferDelegate(resolver: resolver, sink: .memory, reportsUpload: true, progress: progress),
+                    TransferDelegate(sink: .memory(resolver), reportsUpload: true, progress: progress),
                     for: task
                 )
             } else {
@@ -306,73 +311,37 @@ extension URLSession {
                     if error == nil {
                         progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
                     }
-                    Self.complete(resolver, data ?? Data(), response, error, progress: nil)
+                    resolver.resolve(Self.outcome(of: data ?? Data(), response, error))
                 }
             }
             task.resume()
             return { task.cancel() }
         }
-        .map(on: nil) { (data: $0.body, response: $0.response) }
     }
 
-    private static func complete(
-        _ resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
-        _ body: Data,
-        _ response: URLResponse?,
-        _ error: Error?,
-        progress: (@Sendable (TransferProgress) -> Void)?
-    ) {
-        if let error {
-            return resolver.reject(error)
-        }
-        guard let response else {
-            return resolver.reject(URLError(.badServerResponse))
-        }
-        if let http = response as? HTTPURLResponse, !response.isSuccess {
-            return resolver.reject(HTTPStatusError(response: http, body: body))
-        }
-        let size = Int64(body.count)
-        progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
-        resolver.fulfill((body, nil, response))
-    }
-
+    /// Ends a download on a session without live delivery: the whole body arrived at `location` at once.
     private static func completeDownload(
-        _ resolver: Resolver<(body: Data, fileURL: URL?, response: URLResponse)>,
         _ file: FileDownload,
+        _ resolver: DecidingResolver<FileDownload.Outcome>,
         _ location: URL?,
         _ response: URLResponse?,
         _ error: Error?,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) {
-        guard error == nil, let location, let response else {
-            _ = file.finish(error: error ?? URLError(.badServerResponse), errorStatus: false)
-            return resolver.reject(error ?? URLError(.badServerResponse))
-        }
-        switch file.accept(response) {
-        case .errorBody:
-            let body = (try? Data(contentsOf: location)) ?? Data()
-            _ = file.finish(error: nil, errorStatus: true)
-            if let http = response as? HTTPURLResponse {
-                return resolver.reject(HTTPStatusError(response: http, body: body))
+        var statusError: Error?
+        if error == nil, let response {
+            switch file.accept(response) {
+            case .write:
+                if let size = file.fill(from: location) {
+                    progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
+                }
+            case .collectErrorBody:
+                let body = location.flatMap { try? Data(contentsOf: $0) } ?? Data()
+                statusError = (response as? HTTPURLResponse).map { HTTPStatusError(response: $0, body: body) }
+            case .ignore, .cancel:
+                break  // the file already holds every byte (a 416), or the ending says why not
             }
-            return resolver.reject(URLError(.badServerResponse))
-        case .cancel:
-            if case .failure(let failure) = file.finish(error: nil, errorStatus: false) {
-                return resolver.reject(failure)
-            }
-        case .write:
-            // The session's file may be on another volume: move it next to the destination.
-            _ = file.fill(from: location)
-        case .ignore:
-            break  // the partial file already has every byte; the body is the 416's
         }
-        switch file.finish(error: nil, errorStatus: false) {
-        case .success(let destination):
-            let size = (try? PartialFile.size(of: destination)) ?? 0
-            progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
-            resolver.fulfill((Data(), destination, response))
-        case .failure(let failure):
-            resolver.reject(failure)
-        }
+        file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
     }
 }

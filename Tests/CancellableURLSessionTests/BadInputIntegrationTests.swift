@@ -14,13 +14,6 @@ import FoundationNetworking
 @Suite(.serialized) struct BadInputIntegrationTests {
     typealias Mode = DownloadIntegrationTests.Mode
 
-    func failure<T>(of promise: CancellablePromise<T>) async -> Error? {
-        if case .failure(let error) = await promise.asPromise().asResult().async() {
-            return error
-        }
-        return nil
-    }
-
     @Test(arguments: Mode.allCases)
     func anUnreachablePortRejectsWithAURLError(mode: Mode) async throws {
         // Bind a port, then close the server so that nothing listens there.
@@ -106,30 +99,19 @@ import FoundationNetworking
         #expect(server.waitUntil(timeout: 5) { _ in !FileManager.default.fileExists(atPath: destination.path) })
     }
 
-    /// A directory of its own (remove it afterwards): what is in it is exactly what the download left.
-    func makeDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("downloads-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
-    }
-
-    func contents(of directory: URL) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-    }
-
     @Test(arguments: Mode.allCases)
     func aFileAtTheDestinationSurvivesAFailedDownload(mode: Mode) async throws {
         let server = try LoopbackHTTPServer { _ in .status(404, body: Data("not here".utf8)) }
         defer { server.stop() }
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("report.pdf")
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let destination = directory.url.appendingPathComponent("report.pdf")
         try Data("the old report".utf8).write(to: destination)
         let download = DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/report.pdf")), to: destination)
         #expect(await failure(of: download) is HTTPStatusError)
         #expect(try Data(contentsOf: destination) == Data("the old report".utf8))
-        #expect(try contents(of: directory) == ["report.pdf"], "no partial file is left")
+        #expect(try directory.contents() == ["report.pdf"], "no partial file is left")
     }
 
     @Test(arguments: Mode.allCases)
@@ -138,9 +120,9 @@ import FoundationNetworking
             .body(DownloadIntegrationTests.payload(4_000_000), chunkSize: 16_384, bytesPerSecond: 1_000_000)
         }
         defer { server.stop() }
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("big.bin")
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let destination = directory.url.appendingPathComponent("big.bin")
         try Data("the old file".utf8).write(to: destination)
         let download = DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/big")), to: destination)
@@ -148,7 +130,7 @@ import FoundationNetworking
         download.cancel()
         // The partial file is removed when the task reports its cancellation; wait for that.
         let cleanedUp = server.waitUntil(timeout: 5) { _ in
-            (try? self.contents(of: directory)) == ["big.bin"]
+            (try? directory.contents()) == ["big.bin"]
         }
         #expect(cleanedUp)
         #expect(try Data(contentsOf: destination) == Data("the old file".utf8))
@@ -159,29 +141,29 @@ import FoundationNetworking
         let body = DownloadIntegrationTests.payload(200_000)
         let server = try LoopbackHTTPServer { _ in .body(body) }
         defer { server.stop() }
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let destination = directory.appendingPathComponent("data.bin")
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let destination = directory.url.appendingPathComponent("data.bin")
         try Data("the old file, longer than nothing".utf8).write(to: destination)
         let (url, _) = try await DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/data.bin")), to: destination)
             .async()
         #expect(url == destination)
         #expect(try Data(contentsOf: destination) == body)
-        #expect(try contents(of: directory) == ["data.bin"], "no partial file is left")
+        #expect(try directory.contents() == ["data.bin"], "no partial file is left")
     }
 
     @Test(arguments: Mode.allCases)
     func aDirectoryAsTheDestinationRejectsBeforeAnyRequest(mode: Mode) async throws {
         let server = try LoopbackHTTPServer { _ in .body(Data(count: 10)) }
         defer { server.stop() }
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
         let download = DownloadIntegrationTests().makeSession(mode)
-            .cancellableDownload(for: URLRequest(url: server.url("/x")), to: directory)
+            .cancellableDownload(for: URLRequest(url: server.url("/x")), to: directory.url)
         #expect(download.isRejected, "rejected at once")
         #expect(server.connections.isEmpty, "nothing was sent")
-        let entries = try contents(of: directory)
+        let entries = try directory.contents()
         #expect(entries.isEmpty, "no partial file was made")
     }
 }

@@ -31,34 +31,40 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case closeMidBody(contentLength: Int, sending: Int)
         /// Reads the request and never answers, until the client goes away.
         case stall
+        /// Reads the request and closes the connection without answering.
+        case closeBeforeHeaders
+        /// Reads the request and resets the connection (a TCP RST) without answering.
+        case resetBeforeHeaders
+        /// `302 Found` to `path` on this server.
+        case redirect(to: String)
         /// Echoes the request body back with 200.
         case echo
         /// A file with validators, answering `Range` and `If-Range` as an HTTP server does (see ``Resource``).
         case resource(Resource)
     }
 
-    /// A file served with an `ETag` and a `Last-Modified`, which honours single byte ranges (`206` with
+    /// A file served with an `ETag`, a `Last-Modified` and a `Date`, which honours single byte ranges (`206` with
     /// `Content-Range`, `416` past the end) unless told to ignore them, and honours `If-Range`.
     package struct Resource: Sendable {
         package var body: Data
         package var entityTag: String?
+        /// Strong as a validator: every response's `Date` is now, long after it.
         package var lastModified: String?
         /// Answer every request with `200` and the whole file, as servers without range support do.
         package var ignoresRanges = false
         package var chunkSize = 16_384
         package var bytesPerSecond: Int?
-        /// Send this many bytes of the response's body, then stop sending (keeping the connection open) until the
-        /// client goes away: a stalled mirror.
-        package var stallsAfter: Int?
+        /// What goes wrong part-way through the response's body, if anything.
+        package var interruption: Interruption?
 
         package init(
             body: Data,
             entityTag: String? = nil,
-            lastModified: String? = "Mon, 23 Nov 2026 10:00:00 GMT",
+            lastModified: String? = "Sun, 06 Nov 1994 08:49:37 GMT",
             ignoresRanges: Bool = false,
             chunkSize: Int = 16_384,
             bytesPerSecond: Int? = nil,
-            stallsAfter: Int? = nil
+            interruption: Interruption? = nil
         ) {
             self.body = body
             self.entityTag = entityTag
@@ -66,7 +72,25 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             self.ignoresRanges = ignoresRanges
             self.chunkSize = chunkSize
             self.bytesPerSecond = bytesPerSecond
-            self.stallsAfter = stallsAfter
+            self.interruption = interruption
+        }
+    }
+
+    /// A fault part-way through a body: after sending `after` bytes of it (of this response, not of the file), the
+    /// server stops.
+    package enum Interruption: Sendable, Equatable {
+        /// Holds the connection open, sending nothing more, until the client goes away: a stalled mirror.
+        case stall(after: Int)
+        /// Closes the connection: fewer bytes than `Content-Length`.
+        case close(after: Int)
+        /// Resets the connection (a TCP RST).
+        case reset(after: Int)
+
+        /// How many bytes of the body are sent first.
+        package var after: Int {
+            switch self {
+            case .stall(let after), .close(let after), .reset(let after): after
+            }
         }
     }
 
@@ -93,6 +117,16 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         package var status = 0
         /// The request's `Range` header, if it had one.
         package var range: String?
+        /// The request's headers, names lowercased.
+        package var headers: [String: String] = [:]
+        /// Why the server closed the connection without answering — it could not read a request — or `nil` if it
+        /// read one.
+        package var unanswered: String?
+    }
+
+    /// Why a request could not be read.
+    private struct ReadFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
     package let port: Int
@@ -205,8 +239,17 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         var noSignal: Int32 = 1
         setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
         #endif
-        guard let request = readRequest(client) else { return }
-        let index = record(Connection(path: request.path, range: request.headers["range"]))
+        let request: Request
+        switch readRequest(client) {
+        case .success(let read):
+            request = read
+        case .failure(let problem):
+            // Closed without an answer: the client sees "Empty reply from server" (URLError -1011). Recorded, so that
+            // a test failing that way says why.
+            _ = record(Connection(path: "", finishedAt: Date(), unanswered: problem.description))
+            return
+        }
+        let index = record(Connection(path: request.path, range: request.headers["range"], headers: request.headers))
         defer { update(index) { $0.finishedAt = Date() } }
         switch route(request) {
         case .body(let body, let chunkSize, let bytesPerSecond):
@@ -225,6 +268,13 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case .stall:
             waitForClientToClose(client)
             update(index) { $0.clientClosedAt = Date() }
+        case .closeBeforeHeaders:
+            break
+        case .resetBeforeHeaders:
+            reset(client)
+        case .redirect(let path):
+            _ = sendHead(client, 302, length: 0, fields: ["Location: \(url(path).absoluteString)"], record: index)
+            update(index) { $0.completed = true }
         case .echo:
             _ = sendHead(client, 200, length: request.body.count, then: request.body, record: index)
             update(index) {
@@ -238,7 +288,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
 
     private func serve(_ resource: Resource, for request: Request, to client: Int32, record index: Int) {
         let length = resource.body.count
-        var fields = ["Content-Type: application/octet-stream"]
+        var fields = ["Content-Type: application/octet-stream", "Date: \(Self.httpDate(Date()))"]
         if let tag = resource.entityTag { fields.append("ETag: \(tag)") }
         if let date = resource.lastModified { fields.append("Last-Modified: \(date)") }
         var status = 200
@@ -258,22 +308,40 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             }
         }
         guard sendHead(client, status, length: range.count, fields: fields, record: index) else { return }
-        var body = resource.body[range]
-        if let stallsAfter = resource.stallsAfter {
-            body = body.prefix(stallsAfter)
-        }
+        let interruption = resource.interruption.flatMap { $0.after < range.count ? $0 : nil }
         stream(
-            Data(body),
+            Data(resource.body[range].prefix(interruption?.after ?? range.count)),
             to: client,
             chunkSize: max(1, resource.chunkSize),
             bytesPerSecond: resource.bytesPerSecond,
             record: index
         )
-        if resource.stallsAfter.map({ $0 < range.count }) == true {
-            update(index) { $0.completed = false }
+        guard let interruption else { return }
+        update(index) { $0.completed = false }
+        switch interruption {
+        case .stall:
             waitForClientToClose(client)
             update(index) { $0.clientClosedAt = Date() }
+        case .close:
+            break
+        case .reset:
+            reset(client)
         }
+    }
+
+    /// Makes the coming `close` of `client` reset the connection (a TCP RST) instead of closing it in order.
+    private func reset(_ client: Int32) {
+        var linger = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// `date` as HTTP writes it (IMF-fixdate).
+    private static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE',' dd MMM yyyy HH':'mm':'ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     /// `bytes=N-` or `bytes=N-M` (one range; a suffix or several ranges are not parsed, and are ignored).
@@ -342,7 +410,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     ) -> Bool {
         update(index) { $0.status = status }
         let reasons = [
-            200: "OK", 206: "Partial Content", 404: "Not Found", 416: "Range Not Satisfiable",
+            200: "OK", 206: "Partial Content", 302: "Found", 404: "Not Found", 416: "Range Not Satisfiable",
             500: "Internal Server Error", 503: "Service Unavailable",
         ]
         let extra = fields.map { $0 + "\r\n" }.joined()
@@ -352,12 +420,15 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         return writeAll(client, Data(head.utf8) + body)
     }
 
-    private func readRequest(_ client: Int32) -> Request? {
+    private func readRequest(_ client: Int32) -> Result<Request, ReadFailure> {
         var buffer = Data()
         var chunk = [UInt8](repeating: 0, count: 4_096)
         while buffer.range(of: Data("\r\n\r\n".utf8)) == nil {
             let count = receive(client, into: &chunk)
-            guard count > 0 else { return nil }
+            guard count > 0 else {
+                let why = count == 0 ? "the client closed" : "recv failed: \(String(cString: strerror(errno)))"
+                return .failure(ReadFailure(description: "request not read after \(buffer.count) bytes: \(why)"))
+            }
             buffer.append(contentsOf: chunk[0..<count])
         }
         let headerEnd = buffer.range(of: Data("\r\n\r\n".utf8))!
@@ -365,7 +436,9 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         var body = Data(buffer[headerEnd.upperBound...])
         let lines = head.components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
-        guard parts.count >= 2 else { return nil }
+        guard parts.count >= 2 else {
+            return .failure(ReadFailure(description: "not a request line: \(lines.first ?? "")"))
+        }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             let pair = line.split(separator: ":", maxSplits: 1)
@@ -378,7 +451,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             guard count > 0 else { break }
             body.append(contentsOf: chunk[0..<count])
         }
-        return Request(method: String(parts[0]), path: String(parts[1]), headers: headers, body: body)
+        return .success(Request(method: String(parts[0]), path: String(parts[1]), headers: headers, body: body))
     }
 
     /// Reads what has arrived into `chunk`: the byte count, 0 at end of file, -1 on an error (a signal interrupting
@@ -458,5 +531,42 @@ package final class ServedFile: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         update(&resource)
+    }
+}
+
+/// A loopback port where nothing listens: connecting to it is refused, as to a mirror that is down. The port stays
+/// bound (not listening) while this lives, so a server that a parallel test starts cannot take it.
+package final class RefusingPort: Sendable {
+    package let port: Int
+    private let socket: Int32
+
+    package init() throws {
+        let socket = makeStreamSocket()
+        guard socket >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(socket)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        self.socket = socket
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit {
+        close(socket)
+    }
+
+    /// The URL of `path` on this port.
+    package func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 }

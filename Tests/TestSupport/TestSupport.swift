@@ -84,6 +84,38 @@ package final class StartGate: @unchecked Sendable {
     }
 }
 
+/// Opens once and stays open: one thread waits at it until another has reached a point, to force one interleaving
+/// of two threads without a sleep.
+package final class Latch: @unchecked Sendable {
+    // @unchecked Sendable: DispatchSemaphore is thread-safe, and `signal()` after `open()` keeps it open for every
+    // later waiter.
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    package init() {}
+
+    /// Lets every waiter through, now and later.
+    package func open() {
+        semaphore.signal()
+    }
+
+    /// Blocks until the latch is open, or `timeout` has passed.
+    ///
+    /// - Returns: whether it opened in time (a `false` is a test failure, not a hang).
+    package func wait(timeout: DispatchTimeInterval = .seconds(10)) -> Bool {
+        guard semaphore.wait(timeout: .now() + timeout) == .success else { return false }
+        semaphore.signal()  // stays open
+        return true
+    }
+
+    /// Waits for the latch on a thread of its own, so that an async test does not block a thread of the
+    /// cooperative pool.
+    package func opened(within timeout: DispatchTimeInterval = .seconds(10)) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.wait(timeout: timeout)) }
+        }
+    }
+}
+
 /// Runs `body` on `count` threads released together by a gate, and returns when all have finished.
 package func runConcurrently(threads count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let gate = StartGate(parties: count)

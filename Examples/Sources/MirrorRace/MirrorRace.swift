@@ -217,7 +217,7 @@ struct MirrorRace: AsyncParsableCommand {
     ) -> Bool {
         let (source, _) = server.current
         let fileSize = source.count
-        let kept = Int(resumeData.bytesWritten)
+        let kept = Int(resumeData.bytesKept)
         say()
         say(
             "Mirror \(stalled) stalled after \(format(bytes: kept)) (\(kept * 100 / fileSize)%); paused, keeping the "

@@ -36,13 +36,22 @@ func snippet_CancellableDownloads_4() async throws {
         guard let resumeData else { return }     // it had finished, or was cancelled for good
         // Now, or after a relaunch: DownloadResumeData is Codable.
         session.resumeDownload(resumeData) { progress in
-            print(progress.bytesTransferred)     // counts on from resumeData.bytesWritten
+            print(progress.bytesTransferred)     // counts on from resumeData.bytesKept
         }
         .promise.done { url, _ in install(from: url) }.catch { show($0) }
     }
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
+func resumeWithoutValidator(_ saved: DownloadResumeData, publishedDigest: String) -> ResumableDownload {
+    URLSession.shared.resumeDownload(
+        saved,
+        verifying: DownloadIntegrity(sha256: publishedDigest),  // a spliced file fails this check
+        withoutValidator: .continueIfLengthMatches
+    )
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
 func continueElsewhere(
     _ resumeData: DownloadResumeData,
     mirror: URL
@@ -50,8 +59,8 @@ func continueElsewhere(
     URLSession.shared.resumeDownload(resumeData, from: URLRequest(url: mirror)).promise
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
-func snippet_CancellableDownloads_6() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
+func snippet_CancellableDownloads_7() async throws {
     let expected = DownloadIntegrity(
         length: 1_000_000,
         sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
@@ -63,8 +72,8 @@ func snippet_CancellableDownloads_6() async throws {
         }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
-func snippet_CancellableDownloads_7() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
+func snippet_CancellableDownloads_8() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -72,8 +81,8 @@ func snippet_CancellableDownloads_7() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
-func snippet_CancellableDownloads_8() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
+func snippet_CancellableDownloads_9() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -84,8 +93,8 @@ func snippet_CancellableDownloads_8() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
-func snippet_CancellableDownloads_9() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
+func snippet_CancellableDownloads_10() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -94,8 +103,8 @@ func snippet_CancellableDownloads_9() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
-func snippet_CancellableDownloads_10() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -104,8 +113,8 @@ func snippet_CancellableDownloads_10() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
-func snippet_CancellableDownloads_11() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
+func snippet_CancellableDownloads_12() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time

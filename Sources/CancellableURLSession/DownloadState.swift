@@ -1,0 +1,277 @@
+import Cancellable
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The bytes of a file that a download's partial file holds — the file's first `count` bytes — and what identifies
+/// that file: what a pause keeps and a resume continues. "Kept" is the one word for them, here and in the docs
+/// (``DownloadResumeData/bytesKept``).
+struct KeptBytes: Equatable, Sendable {
+    /// How many: the partial file's first `count` bytes are the file's.
+    var count: Int64
+    /// The file's strong validator, if the server gave one: a resume continues the bytes only under it.
+    var validator: DownloadResumeData.Validator?
+    /// The whole file's length, if the server said.
+    var totalBytes: Int64?
+
+    /// No bytes of any file.
+    static let nothing = KeptBytes(count: 0, validator: nil, totalBytes: nil)
+}
+
+/// What a download's request asks the server for.
+enum RequestedBytes: Equatable, Sendable {
+    /// The whole file: a new download, or a resume that starts over.
+    case whole
+    /// The rest of the file, from byte `start`: `Range: bytes=<start>-`, with `If-Range: <validator>`; without a
+    /// validator only when the caller opted in, and then the total length must match.
+    case rest(from: Int64, ifRange: DownloadResumeData.Validator?)
+}
+
+/// Where one download stands: a pure state machine. ``FileDownload`` hands it the response, the body and the ending,
+/// and carries out on the partial file what each transition returns.
+///
+/// Every state holds the bytes kept, from the first instant: a resumed download holds the bytes it started with
+/// before its request is even sent, so every ending — a pause before the server answered, a refused connection, a
+/// redirect that leads nowhere — keeps exactly them, unless the user cancelled for good or the server proved them
+/// stale.
+struct DownloadState {
+    private enum Phase {
+        /// The request is on its way, redirected, or waiting for the headers: the file holds `kept`, untouched.
+        case awaitingResponse(KeptBytes)
+        /// The response's body goes into the file; `position` is the file offset of the body's next byte. It is
+        /// below `kept.count` while a `200` that repeats the validator re-sends bytes the file already holds (they
+        /// are not written again), and equal to it otherwise.
+        case writing(KeptBytes, position: Int64)
+        /// The body is not the file: an error status's body, or, if `complete`, a `416`'s when the file already
+        /// holds every byte.
+        case closed(KeptBytes, complete: Bool)
+        /// This side decided the download cannot succeed: a file error, or an answer that does not continue the
+        /// bytes kept (which then holds nothing).
+        case failed(KeptBytes, Error)
+        /// The transfer is over: the file holds `kept`; what becomes of it was decided by the ending.
+        case ended(KeptBytes)
+    }
+
+    /// What to do with a response's body.
+    enum BodyAction: Equatable {
+        /// Write it into the file, emptying the file first if `truncating`.
+        case write(truncating: Bool)
+        /// Collect it for an `HTTPStatusError`; the file keeps what it holds.
+        case collectErrorBody
+        /// Ignore it: the file already holds every byte.
+        case ignore
+        /// Stop the transfer: the answer does not continue the bytes kept (the ending says why).
+        case cancel
+    }
+
+    /// How the download ends.
+    enum Ending {
+        /// Move the partial file over the destination (after checking its integrity, if asked).
+        case commit
+        /// Reject with `error`, keeping `kept` for a resume — or, if `nil`, removing the partial file.
+        case fail(Error, keeping: KeptBytes?)
+    }
+
+    private var phase: Phase
+    /// What the request asked for.
+    let requested: RequestedBytes
+
+    /// A download whose partial file holds `kept` as it starts, asking for `requested`.
+    init(kept: KeptBytes, requested: RequestedBytes) {
+        phase = .awaitingResponse(kept)
+        self.requested = requested
+    }
+
+    /// The bytes the partial file holds now.
+    var kept: KeptBytes {
+        switch phase {
+        case .awaitingResponse(let kept), .writing(let kept, _), .closed(let kept, _), .failed(let kept, _),
+            .ended(let kept):
+            kept
+        }
+    }
+
+    /// How far the body has got, counted in bytes of the whole file; `nil` unless the body is being written.
+    var progress: TransferProgress? {
+        guard case .writing(let kept, let position) = phase else { return nil }
+        return TransferProgress(bytesTransferred: position, totalBytesExpected: kept.totalBytes)
+    }
+
+    // MARK: The response
+
+    /// Decides what the response's body is: the file from byte 0, the rest of the bytes kept, or neither.
+    mutating func receive(_ response: URLResponse) -> BodyAction {
+        guard case .awaitingResponse(let kept) = phase else { return fail(URLError(.badServerResponse)) }
+        guard let http = response as? HTTPURLResponse else {
+            // Not HTTP (a file: URL, say): the body is the whole file.
+            let length = response.expectedContentLength
+            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: length >= 0 ? length : nil))
+        }
+        switch (requested, http.statusCode) {
+        case (.rest(let start, let validator), 206):
+            return continueAt(start, under: validator, kept: kept, http)
+        case (.rest(let start, let validator), 416):
+            return finishAt(start, under: validator, kept: kept, http)
+        case (.whole, 206):
+            // A part nobody asked for is not the file.
+            return fail(DownloadResumeError.unexpectedContentRange(http.value(forHTTPHeaderField: "Content-Range")))
+        case (_, 200...299):
+            return receiveWholeFile(kept: kept, http)
+        default:
+            phase = .closed(kept, complete: false)
+            return .collectErrorBody
+        }
+    }
+
+    /// A `206`: the bytes continue only if it starts at the bytes kept, repeats their strong validator (RFC 9110
+    /// §15.3.7.3) — or, without one, names the same total length, if the caller opted in — and has no content coding.
+    private mutating func continueAt(
+        _ start: Int64,
+        under validator: DownloadResumeData.Validator?,
+        kept: KeptBytes,
+        _ http: HTTPURLResponse
+    ) -> BodyAction {
+        let header = http.value(forHTTPHeaderField: "Content-Range")
+        guard let range = ContentRange(header), range.start == start,
+            kept.totalBytes == nil || range.total == nil || range.total == kept.totalBytes,
+            validator != nil || (kept.totalBytes != nil && range.total == kept.totalBytes)
+        else { return fail(DownloadResumeError.unexpectedContentRange(header)) }
+        if http.isContentCoded {
+            return fail(DownloadResumeError.contentCoded(http.value(forHTTPHeaderField: "Content-Encoding") ?? ""))
+        }
+        if let validator, !http.repeats(validator) {
+            return fail(DownloadResumeError.validatorNotRepeated(validator))
+        }
+        let continued = KeptBytes(
+            count: start,
+            validator: validator ?? http.strongValidator,
+            totalBytes: range.total ?? kept.totalBytes
+        )
+        phase = .writing(continued, position: start)
+        return .write(truncating: false)
+    }
+
+    /// A `416` to the request for the rest: the file is complete if it is exactly the bytes kept long (and the answer
+    /// names no other validator); any other `416` means the file is not the one kept.
+    private mutating func finishAt(
+        _ start: Int64,
+        under validator: DownloadResumeData.Validator?,
+        kept: KeptBytes,
+        _ http: HTTPURLResponse
+    ) -> BodyAction {
+        let length = ContentRange(http.value(forHTTPHeaderField: "Content-Range"))?.total ?? kept.totalBytes
+        guard length == start, !(validator.map(http.contradicts) ?? false) else {
+            return fail(DownloadResumeError.rangeNotSatisfiable(serverLength: length))
+        }
+        phase = .closed(KeptBytes(count: start, validator: validator, totalBytes: length), complete: true)
+        return .ignore
+    }
+
+    /// A `2xx` with the whole file: a new download; a server that ignores ranges; or a file that changed, so
+    /// `If-Range` did not match. If it repeats the validator of the bytes kept (and has no content coding), it is
+    /// the same file: its first bytes are the ones kept, which stay, and are not written again. Otherwise the file
+    /// starts over from byte 0.
+    private mutating func receiveWholeFile(kept: KeptBytes, _ http: HTTPURLResponse) -> BodyAction {
+        let whole = KeptBytes(count: 0, validator: http.strongValidator, totalBytes: http.announcedLength)
+        if kept.count > 0, let validator = kept.validator, http.repeats(validator), !http.isContentCoded,
+            kept.totalBytes == nil || whole.totalBytes == nil || kept.totalBytes == whole.totalBytes
+        {
+            let same = KeptBytes(
+                count: kept.count,
+                validator: validator,
+                totalBytes: whole.totalBytes ?? kept.totalBytes
+            )
+            phase = .writing(same, position: 0)
+            return .write(truncating: false)
+        }
+        return restart(from: kept, with: whole)
+    }
+
+    private mutating func restart(from kept: KeptBytes, with whole: KeptBytes) -> BodyAction {
+        phase = .writing(whole, position: 0)
+        return .write(truncating: kept.count > 0)
+    }
+
+    /// The answer cannot continue the bytes kept: they are not trusted any more.
+    private mutating func fail(_ error: Error) -> BodyAction {
+        phase = .failed(.nothing, error)
+        return .cancel
+    }
+
+    // MARK: The body
+
+    /// How many of the next `count` bytes of the body the file already holds: they are not written again.
+    func bytesAlreadyKept(ofNext count: Int64) -> Int64 {
+        guard case .writing(let kept, let position) = phase else { return count }
+        return min(count, max(0, kept.count - position))
+    }
+
+    /// The next `count` bytes of the body are in the file (written now, or held already).
+    mutating func advance(by count: Int64) {
+        guard case .writing(var kept, let position) = phase else { return }
+        kept.count = max(kept.count, position + count)
+        phase = .writing(kept, position: position + count)
+    }
+
+    /// The partial file is the whole body, `size` bytes, moved in at once (a session without live delivery).
+    mutating func filled(size: Int64) {
+        guard case .writing(var kept, _) = phase else { return }
+        kept.count = size
+        phase = .writing(kept, position: size)
+    }
+
+    /// A file error: the download cannot succeed. The bytes written so far are still the file's.
+    mutating func failWriting(_ error: Error) {
+        phase = .failed(kept, error)
+    }
+
+    // MARK: Endings
+
+    /// The transfer is over, with `taskError` if it failed, and `statusError` if the response was an error status.
+    ///
+    /// - Returns: how the download ends if no cancellation wins the decision: it commits only a file that is whole
+    ///   (every byte the server announced, none beyond it).
+    mutating func end(taskError: Error?, statusError: Error?) -> Ending {
+        let kept = self.kept
+        defer { phase = .ended(kept) }
+        let keeping = kept.count > 0 ? kept : nil
+        switch phase {
+        case .awaitingResponse:
+            return .fail(taskError ?? URLError(.badServerResponse), keeping: keeping)
+        case .writing(_, let position):
+            if let taskError { return .fail(taskError, keeping: keeping) }
+            if position < kept.count || kept.totalBytes.map({ kept.count > $0 }) == true {
+                // The body ended before the bytes the file already holds: the server's file is shorter than them.
+                return .fail(DownloadResumeError.rangeNotSatisfiable(serverLength: position), keeping: nil)
+            }
+            if let total = kept.totalBytes, kept.count < total {
+                // The transfer ended before every byte the server announced: what arrived is still the file's start.
+                return .fail(URLError(.networkConnectionLost), keeping: keeping)
+            }
+            return .commit
+        case .closed(_, let complete):
+            if complete && taskError == nil { return .commit }
+            return .fail(statusError ?? taskError ?? URLError(.badServerResponse), keeping: keeping)
+        case .failed(_, let error):
+            return .fail(error, keeping: nil)
+        case .ended:
+            return .fail(URLError(.unknown), keeping: nil)  // an ending is carried out once; never reached
+        }
+    }
+
+    /// A cancellation won: a pause keeps the bytes the file holds, whatever state the transfer was in; any other
+    /// reason cancels for good.
+    mutating func cancel(_ reason: CancellationReason) -> Ending {
+        let kept = self.kept
+        phase = .ended(kept)
+        return .fail(CancellablePromiseError(reason: reason), keeping: reason == .paused ? kept : nil)
+    }
+}
+
+extension KeptBytes {
+    init(count: Int64, totalBytes: Int64?) {
+        self.init(count: count, validator: nil, totalBytes: totalBytes)
+    }
+}

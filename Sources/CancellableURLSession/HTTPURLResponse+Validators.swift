@@ -1,0 +1,79 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a response says about the representation it carries, for deciding whether bytes can be continued: HTTP lets
+/// a client combine two responses only if they share the same *strong* validator (RFC 9110 §15.3.7.3), and a byte
+/// offset means the same thing in both only if neither has a content coding.
+extension HTTPURLResponse {
+    /// Whether the body has a content coding (`gzip`, `br`, …). URLSession decodes it, so the bytes written are not
+    /// the representation's bytes: no byte range of it can be continued.
+    var isContentCoded: Bool {
+        guard let coding = value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces) else {
+            return false
+        }
+        return !coding.isEmpty && coding.lowercased() != "identity"
+    }
+
+    /// The strong validator of the representation, if it has one and no content coding: its `ETag`, unless weak;
+    /// otherwise its `Last-Modified`, if its `Date` is at least 60 seconds later — the only way a client may deduce
+    /// that a date is strong enough for `If-Range` (RFC 9110 §8.8.2.2, §13.1.5).
+    var strongValidator: DownloadResumeData.Validator? {
+        guard !isContentCoded else { return nil }
+        if let tag = value(forHTTPHeaderField: "ETag"), !tag.hasPrefix("W/"), !tag.isEmpty {
+            return .entityTag(tag)
+        }
+        guard let modified = value(forHTTPHeaderField: "Last-Modified"),
+            let modifiedAt = HTTPDate.parse(modified),
+            let date = value(forHTTPHeaderField: "Date").flatMap(HTTPDate.parse),
+            date.timeIntervalSince(modifiedAt) >= 60
+        else { return nil }
+        return .lastModified(modified)
+    }
+
+    /// Whether this response names `validator` too: the same strong `ETag`, or the same `Last-Modified` date.
+    func repeats(_ validator: DownloadResumeData.Validator) -> Bool {
+        switch validator {
+        case .entityTag(let tag):
+            return value(forHTTPHeaderField: "ETag") == tag
+        case .lastModified(let date):
+            return value(forHTTPHeaderField: "Last-Modified") == date
+        }
+    }
+
+    /// Whether this response names a validator of the same kind that is not `validator`: the representation
+    /// changed.
+    func contradicts(_ validator: DownloadResumeData.Validator) -> Bool {
+        switch validator {
+        case .entityTag:
+            return value(forHTTPHeaderField: "ETag").map { !repeats(validator) && !$0.isEmpty } ?? false
+        case .lastModified:
+            return value(forHTTPHeaderField: "Last-Modified").map { !repeats(validator) && !$0.isEmpty } ?? false
+        }
+    }
+
+    /// The length of the body the server announced (`Content-Length`), unless it has a content coding (then it is the
+    /// coded length, not the length of the bytes written).
+    var announcedLength: Int64? {
+        expectedContentLength >= 0 && !isContentCoded ? expectedContentLength : nil
+    }
+}
+
+/// HTTP dates, in the three formats a recipient must accept (RFC 9110 §5.6.7).
+enum HTTPDate {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT`, or `Sun Nov  6 08:49:37 1994`.
+    static func parse(_ text: String) -> Date? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE',' dd MMM yyyy HH':'mm':'ss 'GMT'", "EEEE',' dd'-'MMM'-'yy HH':'mm':'ss 'GMT'"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        formatter.dateFormat = "EEE MMM d HH':'mm':'ss yyyy"
+        return formatter.date(from: text.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " "))
+    }
+}
