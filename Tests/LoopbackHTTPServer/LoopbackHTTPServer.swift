@@ -200,6 +200,24 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         close(socket)
     }
 
+    /// Connects to the server as a raw TCP client, sends `bytes` (a request cut short, say) and closes the
+    /// connection without reading anything.
+    package func connectAndClose(sending bytes: Data = Data()) throws {
+        let client = makeStreamSocket()
+        guard client >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(client) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0, writeAll(client, bytes) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
     /// Waits (polling the server's own records, at most `timeout`) until `condition` holds.
     package func waitUntil(timeout: TimeInterval = 10, _ condition: ([Connection]) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
