@@ -25,6 +25,10 @@ struct MirrorRace: AsyncParsableCommand {
             download is paused (keeping its bytes), the race is over, and the download resumes from the \
             next-fastest mirror at the byte where it stopped; the summary shows the bytes every server sent and \
             the bytes resuming saved.
+
+            With --stall --mirror-down, the next-fastest mirror goes down while the download is paused (its port \
+            refuses connections): the resume from it fails, keeping every byte, and the download fails over to \
+            the third mirror.
             """
     )
 
@@ -62,6 +66,12 @@ struct MirrorRace: AsyncParsableCommand {
     )
     var changeFile = false
 
+    @Flag(
+        help:
+            "With --stall: the next-fastest mirror goes down while the download is paused; the resume fails over to a third."
+    )
+    var mirrorDown = false
+
     mutating func validate() throws {
         guard size > 0 else { throw ValidationError("--size must be positive") }
         guard speeds.isEmpty ? mirrors >= 1 : speeds.allSatisfy({ $0 > 0 }) else {
@@ -72,6 +82,11 @@ struct MirrorRace: AsyncParsableCommand {
         guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be positive") }
         if stall && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
             throw ValidationError("--stall needs at least two mirrors: one to stall, one to resume from")
+        }
+        if mirrorDown && (!stall || (speeds.isEmpty ? mirrors : speeds.count) < 3) {
+            throw ValidationError(
+                "--mirror-down needs --stall and three mirrors: one stalls, one is down, one finishes"
+            )
         }
     }
 
@@ -90,7 +105,7 @@ struct MirrorRace: AsyncParsableCommand {
         let (port, serverTask) = try await server.start()
         defer { serverTask.cancel() }
         say("Serving \(format(bytes: fileSize)) from \(kibPerSecond.count) mirrors on 127.0.0.1:\(port)")
-        func mirrorURL(_ mirror: Int) -> URL {
+        func mirrorURL(_ mirror: Int, port: Int = port) -> URL {
             URL(string: "http://127.0.0.1:\(port)/mirror/\(mirror)/file.bin")!
         }
 
@@ -145,11 +160,32 @@ struct MirrorRace: AsyncParsableCommand {
         watchdog?.cancel()
 
         if let stalledMirror = stalled.value, case .failure(let error) = outcome, error.cancellationReason == .paused,
-            let resumeData = await downloads[stalledMirror].resumeData.async()
+            let paused = await downloads[stalledMirror].resumeData.async()
         {
+            var resumeData = paused
             server.release(stalledMirror)  // the stalled mirror closes its connection
-            let next = bySpeed.first { $0 != stalledMirror }!
+            var candidates = bySpeed.filter { $0 != stalledMirror }
+            var next = candidates.removeFirst()
             progress.rename(stalledMirror, to: "mirror \(stalledMirror) → \(next)")
+            var failover: Failover?
+            if mirrorDown {
+                // The next mirror went down while the download was paused: nothing listens on its port any more.
+                let down = try DownPort()
+                let attempt = session.resumeDownload(
+                    resumeData,
+                    from: URLRequest(url: mirrorURL(next, port: down.port))
+                )
+                let failed = await scope.add(attempt.promise).asPromise().asResult().async()
+                if case .failure(let error) = failed, error.isCancelled { throw ExitCode(130) }
+                guard case .failure(let error) = failed, let kept = await attempt.resumeData.async() else {
+                    say("The resume from the mirror that is down did not fail keeping its bytes: \(failed)")
+                    throw ExitCode(1)
+                }
+                failover = Failover(mirror: next, error: error, bytesKept: kept.bytesKept)
+                resumeData = kept
+                next = candidates.removeFirst()
+                progress.rename(stalledMirror, to: "mirror \(stalledMirror) → \(failover!.mirror) (down) → \(next)")
+            }
             let resumedAt = Date()
             let resumed = scope.add(
                 session.resumeDownload(resumeData, from: URLRequest(url: mirrorURL(next))) {
@@ -165,8 +201,9 @@ struct MirrorRace: AsyncParsableCommand {
             let intact = summarizeResume(
                 resumedOutcome,
                 stalled: stalledMirror,
+                failover: failover,
                 next: next,
-                resumeData: resumeData,
+                resumeData: paused,
                 resumedAt: resumedAt,
                 server: server,
                 mirrors: kibPerSecond.count
@@ -206,9 +243,17 @@ struct MirrorRace: AsyncParsableCommand {
         }
     }
 
+    /// A resume that failed because its mirror was down, and what it kept for the next one.
+    struct Failover {
+        let mirror: Int
+        let error: Error
+        let bytesKept: Int64
+    }
+
     private func summarizeResume(
         _ outcome: Swift.Result<(url: URL, response: URLResponse), Error>,
         stalled: Int,
+        failover: Failover?,
         next: Int,
         resumeData: DownloadResumeData,
         resumedAt: Date,
@@ -223,6 +268,19 @@ struct MirrorRace: AsyncParsableCommand {
             "Mirror \(stalled) stalled after \(format(bytes: kept)) (\(kept * 100 / fileSize)%); paused, keeping the "
                 + "\(format(bytes: kept)) it had. The other mirrors were cancelled."
         )
+        var intact = true
+        if let failover {
+            let why = (failover.error as? URLError).map { "URLError \($0.code.rawValue)" } ?? "\(failover.error)"
+            let keptAgain = failover.bytesKept == resumeData.bytesKept  // the failed resume kept what the pause had
+            say(
+                "Mirror \(failover.mirror) went down while the download was paused: the resume from it failed "
+                    + "(\(why), the connection was refused) and "
+                    + (keptAgain
+                        ? "kept all \(format(bytes: kept)); failing over to mirror \(next)."
+                        : "kept only \(failover.bytesKept) of \(kept) bytes.")
+            )
+            intact = keptAgain
+        }
         switch outcome {
         case .success(let (file, response)):
             let elapsed = String(format: "%.2f", Date().timeIntervalSince(resumedAt))
@@ -261,7 +319,7 @@ struct MirrorRace: AsyncParsableCommand {
             }
             let matches = (try? Data(contentsOf: file)) == source
             say(matches ? "The file matches the source byte for byte." : "The file does NOT match the source.")
-            return matches
+            return matches && intact
         case .failure(let error):
             say("The resumed download failed: \(error)")
             reportServerSide(server, mirrors: mirrors)

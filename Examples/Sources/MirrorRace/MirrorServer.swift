@@ -16,7 +16,8 @@ final class MirrorServer: @unchecked Sendable {
         /// Body bytes sent, over every request to this mirror.
         var bytesSent = 0
         var requests = 0
-        /// Body bytes sent in the latest response.
+        /// Body bytes sent in the response to the latest request (not counting what an earlier response to this
+        /// mirror, cancelled but not yet noticed, still wrote meanwhile).
         var latestResponseBytes = 0
         var finishedAt: Date?
         var clientClosedAt: Date?
@@ -87,6 +88,7 @@ final class MirrorServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         stats[mirror, default: Stats()].requests += 1
+        stats[mirror]!.latestResponseBytes = 0
         return stats[mirror]!.requests
     }
 
@@ -144,13 +146,21 @@ final class MirrorServer: @unchecked Sendable {
             status = .partialContent
             headers[.contentRange] = "bytes \(first)-\(file.count - 1)/\(file.count)"
         }
-        let stall = countRequest(to: mirror) == 1 ? stallsAt[mirror] : nil
+        let request = countRequest(to: mirror)
+        let stall = request == 1 ? stallsAt[mirror] : nil
         let first = start
         return Response(
             status: status,
             headers: headers,
             body: ResponseBody(contentLength: file.count - first) { writer in
-                try await self.stream(file, mirror: mirror, from: first, stallingAt: stall, to: &writer)
+                try await self.stream(
+                    file,
+                    mirror: mirror,
+                    request: request,
+                    from: first,
+                    stallingAt: stall,
+                    to: &writer
+                )
             }
         )
     }
@@ -158,6 +168,7 @@ final class MirrorServer: @unchecked Sendable {
     private func stream(
         _ file: Data,
         mirror: Int,
+        request: Int,
         from start: Int,
         stallingAt stall: Int?,
         to writer: inout any ResponseBodyWriter
@@ -166,7 +177,6 @@ final class MirrorServer: @unchecked Sendable {
         let rate = Double(bytesPerSecond[mirror])
         let began = ContinuousClock.now
         var offset = start
-        update(mirror) { $0.latestResponseBytes = 0 }
         do {
             while offset < file.count {
                 if let stall, offset >= stall {
@@ -178,7 +188,7 @@ final class MirrorServer: @unchecked Sendable {
                 try await writer.write(ByteBuffer(bytes: file[offset..<end]))
                 update(mirror) {
                     $0.bytesSent += end - offset
-                    $0.latestResponseBytes += end - offset
+                    if $0.requests == request { $0.latestResponseBytes += end - offset }
                 }
                 offset = end
                 // Throttle to this mirror's speed.

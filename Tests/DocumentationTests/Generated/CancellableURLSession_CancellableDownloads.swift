@@ -60,7 +60,19 @@ func continueElsewhere(
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
-func snippet_CancellableDownloads_7() async throws {
+func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellablePromise<(url: URL, response: URLResponse)> {
+    guard let mirror = mirrors.first else { return CancellablePromise(error: URLError(.cannotConnectToHost)) }
+    let attempt = URLSession.shared.resumeDownload(saved, from: URLRequest(url: mirror))
+    return attempt.promise.recover { error in
+        // A mirror that is down keeps the bytes: try the next one from the resume data it gave back.
+        attempt.resumeData.asCancellable().then { kept in
+            kept.map { resume($0, from: Array(mirrors.dropFirst())) } ?? CancellablePromise(error: error)
+        }
+    }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
+func snippet_CancellableDownloads_8() async throws {
     let expected = DownloadIntegrity(
         length: 1_000_000,
         sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
@@ -72,8 +84,8 @@ func snippet_CancellableDownloads_7() async throws {
         }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
-func snippet_CancellableDownloads_8() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
+func snippet_CancellableDownloads_9() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -81,8 +93,8 @@ func snippet_CancellableDownloads_8() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
-func snippet_CancellableDownloads_9() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
+func snippet_CancellableDownloads_10() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -93,8 +105,8 @@ func snippet_CancellableDownloads_9() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
-func snippet_CancellableDownloads_10() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -103,8 +115,8 @@ func snippet_CancellableDownloads_10() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
-func snippet_CancellableDownloads_11() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
+func snippet_CancellableDownloads_12() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -113,8 +125,8 @@ func snippet_CancellableDownloads_11() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
-func snippet_CancellableDownloads_12() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
+func snippet_CancellableDownloads_13() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
