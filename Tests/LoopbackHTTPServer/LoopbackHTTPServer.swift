@@ -12,6 +12,15 @@ private func makeStreamSocket() -> Int32 { Glibc.socket(AF_INET, Int32(SOCK_STRE
 private let sendFlags = Int32(MSG_NOSIGNAL)
 #endif
 
+/// The IPv4 address of `port` on 127.0.0.1; port 0 lets `bind` pick a free one.
+private func loopbackAddress(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return address
+}
+
 /// A small HTTP/1.1 server on 127.0.0.1 for integration tests: real sockets, no mocks.
 ///
 /// Each connection is served on its own thread. The server records, per connection, how many body bytes it
@@ -144,10 +153,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var reuse: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -206,10 +212,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         let client = makeStreamSocket()
         guard client >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         defer { close(client) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = loopbackAddress(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -561,10 +564,7 @@ package final class RefusingPort: Sendable {
     package init() throws {
         let socket = makeStreamSocket()
         guard socket >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = loopbackAddress(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
