@@ -200,6 +200,9 @@ private struct Scene {
     let server: LoopbackHTTPServer
     let refusing: RefusingPort
     let session: URLSession
+    /// Opens once the client has written the faulted body's first ``DownloadFaultTests/beforeFault`` bytes: that the
+    /// server sent them does not mean the client has read them, or even the headers before them.
+    let faultedBodyArrived = Latch()
 
     init(fault: Fault) throws {
         self.fault = fault
@@ -267,38 +270,44 @@ private struct Scene {
         case .fresh:
             return nil
         case .pausedOnce:
-            return try await pause(after: 0.4) { held in
-                session.resumableDownload(from: server.url(held), to: directory.destination)
+            return try await pause(after: 0.4) { held, progress in
+                session.resumableDownload(from: server.url(held), to: directory.destination, progress: progress)
             }
         case .pausedTwice:
-            let saved = try await pause(after: 0.25) { held in
-                session.resumableDownload(from: server.url(held), to: directory.destination)
+            let saved = try await pause(after: 0.25) { held, progress in
+                session.resumableDownload(from: server.url(held), to: directory.destination, progress: progress)
             }
-            return try await pause(after: 0.25) { held in
-                session.resumeDownload(saved, from: URLRequest(url: server.url(held)))
+            // Without a validator the resume starts over from byte 0.
+            return try await pause(after: 0.25, from: saved.validator == nil ? 0 : saved.bytesKept) { held, progress in
+                session.resumeDownload(saved, from: URLRequest(url: server.url(held)), progress: progress)
             }
         }
     }
 
     /// Starts a download with `start`, from a path whose response holds the connection once it has sent `fraction`
-    /// of the file, and pauses it there.
+    /// of the file, and pauses it once the client has written those bytes (after the `kept` it started with).
     private func pause(
         after fraction: Double,
-        _ start: (_ heldPath: String) -> ResumableDownload
+        from kept: Int64 = 0,
+        _ start: (_ heldPath: String, _ progress: @escaping @Sendable (TransferProgress) -> Void) -> ResumableDownload
     ) async throws -> DownloadResumeData {
         let bytes = Int(Double(DownloadFaultTests.size) * fraction)
-        let requests = server.connections.count  // counted before the download can make its request
-        let download = start("/held/\(bytes)")
-        #expect(
-            server.waitUntil { connections in
-                connections.count > requests && connections.last!.bytesSent >= bytes
-            }
-        )
-        return try #require(await download.pause().async())
+        let arrived = Latch()
+        let download = start("/held/\(bytes)") { progress in
+            if progress.bytesTransferred >= kept + Int64(bytes) { arrived.open() }
+        }
+        #expect(await arrived.opened(within: .seconds(40)), "the held response's bytes")
+        let saved = try #require(await download.pause().async())
+        #expect(saved.bytesKept == kept + Int64(bytes))
+        return saved
     }
 
     /// Starts the request the fault hits: a new download, or a resume of `saved`.
     func start(_ fault: Fault, after saved: DownloadResumeData?) -> ResumableDownload {
+        let arrived = (saved?.bytesKept ?? 0) + Int64(DownloadFaultTests.beforeFault)
+        let progress: @Sendable (TransferProgress) -> Void = { [faultedBodyArrived] progress in
+            if progress.bytesTransferred >= arrived { faultedBodyArrived.open() }
+        }
         var request = URLRequest(url: server.url("/fault"))
         switch fault {
         case .refused: request.url = refusing.url("/file")
@@ -306,14 +315,16 @@ private struct Scene {
         case .stallPastTimeoutInterval: request.timeoutInterval = 1  // whole seconds: see the downloads article
         default: break
         }
-        guard let saved else { return session.resumableDownload(for: request, to: directory.destination) }
-        return session.resumeDownload(saved, from: request)
+        guard let saved else {
+            return session.resumableDownload(for: request, to: directory.destination, progress: progress)
+        }
+        return session.resumeDownload(saved, from: request, progress: progress)
     }
 
-    /// Ends the download the way `fault` says, once the server has seen its request (or the faulted body).
+    /// Ends the download the way `fault` says, once the server has seen its request (or the client the faulted body).
     func end(_ download: ResumableDownload, by fault: Fault) async throws {
-        func waitForRequest(to path: String, bytes: Int = 0) async {
-            #expect(server.waitUntil { $0.contains { $0.path == path && $0.bytesSent >= bytes } }, "\(path)")
+        func waitForRequest(to path: String) async {
+            #expect(server.waitUntil { $0.contains { $0.path == path } }, "\(path)")
         }
         switch fault {
         case .pausedBeforeHeaders:
@@ -341,7 +352,7 @@ private struct Scene {
             resolver.fulfill((directory.destination, response))
             _ = try await race.async()
         case .pausedMidBody:
-            await waitForRequest(to: "/fault", bytes: DownloadFaultTests.beforeFault)
+            #expect(await faultedBodyArrived.opened(within: .seconds(40)), "the faulted body's first bytes")
             download.pause()
         default:
             break

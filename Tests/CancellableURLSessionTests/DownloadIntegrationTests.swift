@@ -181,7 +181,8 @@ import FoundationNetworking
         // the test late, and that is not what this test measures.
         limited.pipe { _ in rejectedAt.withLock { $0 = Date() } }
         let result = await limited.asPromise().asResult().async()
-        let elapsed = try #require(rejectedAt.current).timeIntervalSince(started)
+        let rejected = try #require(rejectedAt.current)
+        let elapsed = rejected.timeIntervalSince(started)
         guard case .failure(let error) = result else {
             Issue.record("a stalled transfer must time out")
             return
@@ -190,7 +191,10 @@ import FoundationNetworking
         #expect(elapsed >= 0.3 && elapsed < 1.0, "timed out after \(elapsed) s")
         #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
         let closedAt = try #require(server.connections.first?.clientClosedAt)
-        #expect(closedAt.timeIntervalSince(started) < 0.3 + 0.25)
+        // The cancellation reaches the socket: without it the connection would stay open until the request's own
+        // 60-second timeout. (The server's thread timestamps the close; on a loaded machine it may run late, so the
+        // bound is generous.)
+        #expect(closedAt.timeIntervalSince(rejected) < 2, "closed \(closedAt.timeIntervalSince(rejected)) s after")
     }
 
     @Test(arguments: Mode.allCases)
