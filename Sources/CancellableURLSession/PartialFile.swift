@@ -72,6 +72,14 @@ struct PartialFile: Sendable {
         return (attributes[.size] as? NSNumber)?.int64Value ?? -1
     }
 
+    /// The bytes of the file at `url`.
+    ///
+    /// An empty file gives empty data without being read: Linux's Foundation (swift-corelibs, Swift 6.3) leaks the
+    /// 4 KiB buffer `Data(contentsOf:)` allocates for a file of size 0.
+    static func contents(of url: URL) throws -> Data {
+        try size(of: url) == 0 ? Data() : Data(contentsOf: url)
+    }
+
     /// Cuts the file open in `handle` to `offset` bytes and moves the write position there.
     static func truncate(_ handle: FileHandle, at offset: Int64) throws {
         try handle.truncate(atOffset: UInt64(offset))

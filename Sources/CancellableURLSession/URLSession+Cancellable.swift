@@ -336,7 +336,7 @@ extension URLSession {
                     progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
                 }
             case .collectErrorBody:
-                let body = location.flatMap { try? Data(contentsOf: $0) } ?? Data()
+                let body = location.flatMap { try? PartialFile.contents(of: $0) } ?? Data()
                 statusError = (response as? HTTPURLResponse).map { HTTPStatusError(response: $0, body: body) }
             case .ignore, .cancel:
                 break  // the file already holds every byte (a 416), or the ending says why not

@@ -38,9 +38,11 @@ import FoundationNetworking
         #expect(!error!.isCancelled)
     }
 
-    @Test(arguments: Mode.allCases)
-    func aDownloadWithAnErrorStatusLeavesNoFile(mode: Mode) async throws {
-        let server = try LoopbackHTTPServer { _ in .status(404, body: Data("missing".utf8)) }
+    /// With an empty error body too: reading an empty file leaks on Linux's Foundation, which the AddressSanitizer
+    /// run reports if the library reads it as `Data(contentsOf:)` does.
+    @Test(arguments: Mode.allCases, ["missing", ""])
+    func aDownloadWithAnErrorStatusLeavesNoFile(mode: Mode, body: String) async throws {
+        let server = try LoopbackHTTPServer { _ in .status(404, body: Data(body.utf8)) }
         defer { server.stop() }
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("missing-\(UUID()).bin")
         let request = URLRequest(url: server.url("/missing"))
@@ -48,7 +50,7 @@ import FoundationNetworking
             of: DownloadIntegrationTests().makeSession(mode).cancellableDownload(for: request, to: destination)
         )
         #expect((error as? HTTPStatusError)?.statusCode == 404)
-        #expect((error as? HTTPStatusError)?.body == Data("missing".utf8))
+        #expect((error as? HTTPStatusError)?.body == Data(body.utf8))
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
@@ -110,7 +112,7 @@ import FoundationNetworking
         let download = DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/report.pdf")), to: destination)
         #expect(await failure(of: download) is HTTPStatusError)
-        #expect(try Data(contentsOf: destination) == Data("the old report".utf8))
+        #expect(try fileContents(destination) == Data("the old report".utf8))
         #expect(try directory.contents() == ["report.pdf"], "no partial file is left")
     }
 
@@ -133,7 +135,7 @@ import FoundationNetworking
             (try? directory.contents()) == ["big.bin"]
         }
         #expect(cleanedUp)
-        #expect(try Data(contentsOf: destination) == Data("the old file".utf8))
+        #expect(try fileContents(destination) == Data("the old file".utf8))
     }
 
     @Test(arguments: Mode.allCases)
@@ -149,7 +151,7 @@ import FoundationNetworking
             .cancellableDownload(for: URLRequest(url: server.url("/data.bin")), to: destination)
             .async()
         #expect(url == destination)
-        #expect(try Data(contentsOf: destination) == body)
+        #expect(try fileContents(destination) == body)
         #expect(try directory.contents() == ["data.bin"], "no partial file is left")
     }
 

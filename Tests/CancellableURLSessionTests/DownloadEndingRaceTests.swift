@@ -80,13 +80,13 @@ import FoundationNetworking
             #expect(saved.totalBytes == Int64(Self.size))
             #expect(saved.validator == .entityTag("\"v1\""))
             #expect(try directory.contents() == [saved.partialFile.lastPathComponent])
-            #expect(try Data(contentsOf: saved.partialFile) == Self.body)
+            #expect(try fileContents(saved.partialFile) == Self.body)
 
             // Resuming asks for the bytes after the last one, gets a 416, and finishes without a byte sent again (a
             // session without live delivery cannot resume, and starts over).
             let resumed = session.resumeDownload(saved)
             _ = try await resumed.promise.async()
-            #expect(try Data(contentsOf: directory.destination) == Self.body)
+            #expect(try fileContents(directory.destination) == Self.body)
             #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
             #expect(server.connections.last?.status == (mode == .progressReporting ? 416 : 200))
             #expect(try directory.contents() == ["file.bin"])
@@ -127,7 +127,7 @@ import FoundationNetworking
         #expect(waitedInTime.current, "the ending waited for the pause, not for its latch to time out")
         #expect(url == directory.destination)
         #expect(await resumeData.async() == nil, "nothing to resume: the download finished")
-        #expect(try Data(contentsOf: directory.destination) == Self.body)
+        #expect(try fileContents(directory.destination) == Self.body)
         #expect(try directory.contents() == ["file.bin"], "the partial file became the destination")
     }
 }

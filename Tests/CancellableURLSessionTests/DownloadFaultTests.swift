@@ -110,7 +110,7 @@ import FoundationNetworking
         let before = try await scene.live(history)
         let kept = before?.bytesKept ?? 0
         if let before {
-            #expect(try Data(contentsOf: before.partialFile) == scene.served(before).prefix(Int(kept)))
+            #expect(try fileContents(before.partialFile) == scene.served(before).prefix(Int(kept)))
         }
 
         let download = scene.start(fault, after: before)
@@ -125,7 +125,7 @@ import FoundationNetworking
             #expect(resumeData == nil)
             #expect(contents == ["file.bin"])
             let expected = fault == .changedWithoutValidators ? Self.changedBody : Self.body
-            #expect(try Data(contentsOf: scene.directory.destination) == expected, "never a spliced file")
+            #expect(try fileContents(scene.directory.destination) == expected, "never a spliced file")
             if fault == .changedWithoutValidators {
                 #expect(scene.server.connections.last?.range == nil, "without a validator the resume starts over")
             }
@@ -362,7 +362,7 @@ private struct Scene {
     /// The partial file holds exactly `saved`'s bytes of the file, and nothing else is in the directory.
     func expectOnDisk(_ saved: DownloadResumeData) throws {
         #expect(try directory.contents() == [saved.partialFile.lastPathComponent], "nothing stray")
-        let onDisk = try Data(contentsOf: saved.partialFile)
+        let onDisk = try fileContents(saved.partialFile)
         #expect(onDisk.count == Int(saved.bytesKept))
         #expect(onDisk == served(saved).prefix(Int(saved.bytesKept)), "byte for byte the file's first bytes")
     }
@@ -372,7 +372,7 @@ private struct Scene {
     func expectResumable(_ saved: DownloadResumeData) async throws {
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/file")))
         let (url, _) = try await resumed.promise.async()
-        #expect(try Data(contentsOf: url) == file.current.body)
+        #expect(try fileContents(url) == file.current.body)
         #expect(try directory.contents() == ["file.bin"])
         #expect(server.waitUntil { $0.last?.finishedAt != nil })
         let last = try #require(server.connections.last)

@@ -211,7 +211,7 @@ import FoundationNetworking
             .async()
         #expect(url == destination)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(try Data(contentsOf: destination) == body)
+        #expect(try fileContents(destination) == body)
         #expect(reports.current > 0)
     }
 
@@ -231,7 +231,7 @@ import FoundationNetworking
         }
         session.finishTasksAndInvalidate()
         let (url, _) = try await download.async()
-        #expect(try Data(contentsOf: url) == body)
+        #expect(try fileContents(url) == body)
         #expect(mode == .anySession ? reports.current == 1 : reports.current > 1, "\(reports.current) reports")
     }
 

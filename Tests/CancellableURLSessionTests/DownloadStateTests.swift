@@ -1,5 +1,6 @@
 import Cancellable
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CancellableURLSession
@@ -312,7 +313,7 @@ import FoundationNetworking
                 response: nil,
                 resolver: Self.discardingResolver()
             )
-            #expect(try Data(contentsOf: saved.partialFile).count == 400, "an error status keeps the bytes")
+            #expect(try fileContents(saved.partialFile).count == 400, "an error status keeps the bytes")
         }
     }
 
@@ -373,7 +374,7 @@ import FoundationNetworking
         try handle.write(contentsOf: Data([255]))
         try handle.close()
         #expect(kept == 60)
-        #expect(try Data(contentsOf: url) == Data(0..<60) + Data([255]), "appends after the bytes kept")
+        #expect(try fileContents(url) == Data(0..<60) + Data([255]), "appends after the bytes kept")
     }
 
     @Test func reopeningAFileShorterThanItSaysOrGoneStartsItEmpty() throws {
@@ -400,7 +401,7 @@ import FoundationNetworking
         try handle.write(contentsOf: Data("new".utf8))
         try handle.close()
         try partial.commit()
-        #expect(try Data(contentsOf: directory.destination) == Data("new".utf8))
+        #expect(try fileContents(directory.destination) == Data("new".utf8))
         #expect(try directory.contents() == ["file.bin"])
     }
 
@@ -412,7 +413,7 @@ import FoundationNetworking
         try handle.close()
         partial.remove()
         #expect(try directory.contents() == ["file.bin"])
-        #expect(try Data(contentsOf: directory.destination) == Data("old".utf8))
+        #expect(try fileContents(directory.destination) == Data("old".utf8))
     }
 }
 

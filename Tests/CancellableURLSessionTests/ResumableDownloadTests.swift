@@ -103,14 +103,14 @@ import FoundationNetworking
         let partialSize = try FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber
         #expect(partialSize?.int64Value == saved.bytesKept, "the partial file holds exactly the bytes kept")
         #expect(try contents() == [saved.partialFile.lastPathComponent], "no file at the destination yet")
-        #expect(try Data(contentsOf: saved.partialFile) == Self.body.prefix(Int(saved.bytesKept)))
+        #expect(try fileContents(saved.partialFile) == Self.body.prefix(Int(saved.bytesKept)))
 
         let reports = Shared<[TransferProgress]>([])
         let resumed = session.resumeDownload(saved) { reports.append($0) }
         let (url, response) = try await resumed.promise.async()
         #expect(url == destination)
         #expect((response as? HTTPURLResponse)?.statusCode == 206)
-        #expect(try Data(contentsOf: destination) == Self.body, "byte-identical to the source")
+        #expect(try fileContents(destination) == Self.body, "byte-identical to the source")
         #expect(try contents() == ["file.bin"], "the partial file became the destination")
         #expect(await resumed.resumeData.async() == nil)
 
@@ -145,7 +145,7 @@ import FoundationNetworking
         #expect(second.bytesKept > first.bytesKept)
         #expect(second.partialFile == first.partialFile)
         _ = try await session.resumeDownload(second).promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(try contents() == ["file.bin"])
         #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
         #expect(
@@ -172,7 +172,7 @@ import FoundationNetworking
         let resumed = try #require(await third.async(), "a pause publishes resume data")
         let (url, _) = try await resumed.promise.async()
         #expect(url == destination)
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
         #expect(server.connections.last?.range == "bytes=\(saved.bytesKept)-")
         session.finishTasksAndInvalidate()
@@ -228,7 +228,7 @@ import FoundationNetworking
         let reports = Shared<[TransferProgress]>([])
         let (_, response) = try await session.resumeDownload(saved) { reports.append($0) }.promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(try Data(contentsOf: destination) == Self.body, "the stale half was not kept")
+        #expect(try fileContents(destination) == Self.body, "the stale half was not kept")
         #expect(try contents() == ["file.bin"])
         #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
         #expect(server.connections[1].status == 200)
@@ -252,7 +252,7 @@ import FoundationNetworking
         }
         let (_, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200, "If-Range did not match: the whole new file")
-        #expect(try Data(contentsOf: destination) == newBody, "never the old half followed by the new one")
+        #expect(try fileContents(destination) == newBody, "never the old half followed by the new one")
         #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
         #expect(server.connections[1].range == "bytes=\(saved.bytesKept)-")
         session.finishTasksAndInvalidate()
@@ -310,7 +310,7 @@ import FoundationNetworking
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let (url, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 416)
-        #expect(try Data(contentsOf: url) == Self.body)
+        #expect(try fileContents(url) == Self.body)
         #expect(try contents() == ["file.bin"])
         #expect(server.connections.map(\.bytesSent) == [0])
         session.finishTasksAndInvalidate()
@@ -326,7 +326,7 @@ import FoundationNetworking
         try FileManager.default.removeItem(at: saved.partialFile)
         let (_, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(server.connections.last?.range == nil, "no Range for bytes that are not there")
         session.finishTasksAndInvalidate()
     }
@@ -348,7 +348,7 @@ import FoundationNetworking
         )
         let session = URLSession.withProgressReporting(configuration: .ephemeral)
         _ = try await session.resumeDownload(saved).promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body, "none of the unverifiable bytes were kept")
+        #expect(try fileContents(destination) == Self.body, "none of the unverifiable bytes were kept")
         #expect(server.connections.map(\.range) == [nil])
         #expect(try contents() == ["file.bin"])
         session.finishTasksAndInvalidate()
@@ -371,7 +371,7 @@ import FoundationNetworking
         #expect(saved.bytesKept == 700_000)
         file.change { $0.interruption = nil }
         _ = try await session.resumeDownload(saved).promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(server.connections.last?.bytesSent == Self.size - 700_000)
         session.finishTasksAndInvalidate()
     }
@@ -387,7 +387,7 @@ import FoundationNetworking
         let saved = try await pausedDownload(of: "/mirror-a/file", on: server, session: session)
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
         _ = try await resumed.promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
         let fromB = try #require(server.connections.first { $0.path == "/mirror-b/file" })
         #expect(fromB.status == 206)
@@ -437,7 +437,7 @@ import FoundationNetworking
         let slow = session.resumeDownload(savedSlow)
         let winner = try await race([fast.promise, slow.promise], autoCancel: true).async()
         #expect(winner.url == destination)
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(await slow.resumeData.async() == nil, "the loser is cancelled for good")
         #expect(slow.promise.cancellationReason == .lostRace)
         #expect(try contents() == ["file.bin"])
@@ -461,7 +461,7 @@ import FoundationNetworking
         let second = session.resumeDownload(saved)
         #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(saved.partialFile))
         _ = try await first.promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         session.finishTasksAndInvalidate()
     }
 
@@ -478,7 +478,7 @@ import FoundationNetworking
         let saved = try #require(await download.pause().async())
         #expect(saved.bytesKept == 0)
         _ = try await session.resumeDownload(saved).promise.async()
-        #expect(try Data(contentsOf: destination) == Self.body)
+        #expect(try fileContents(destination) == Self.body)
         #expect(try contents() == ["file.bin"])
         #expect(server.connections.count == 2)
         #expect(server.connections.last?.range == nil, "the resume started over: no Range")
@@ -501,7 +501,7 @@ import FoundationNetworking
         let request = URLRequest(url: server.url("/a"))
         let session = DownloadIntegrationTests().makeSession(mode)
         _ = try await session.cancellableDownload(for: request, to: destination, verifying: expected).async()
-        #expect(try Data(contentsOf: destination) == Self.millionA)
+        #expect(try fileContents(destination) == Self.millionA)
     }
 
     @Test(arguments: Mode.allCases)
@@ -525,7 +525,7 @@ import FoundationNetworking
         )
         #expect(lengthFailure as? DownloadIntegrityError == .lengthMismatch(expected: 999, actual: 1_000_000))
         #expect(try contents() == ["file.bin"], "nothing left behind")
-        #expect(try Data(contentsOf: destination) == Data("previous".utf8))
+        #expect(try fileContents(destination) == Data("previous".utf8))
     }
 
     @Test(arguments: [
