@@ -23,8 +23,11 @@ public func race<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<T
 /// fastest.done { show($0) }   // the losers stopped transferring
 /// ```
 ///
-/// With `autoCancel`, cancelling the returned promise cancels every input. An empty array rejects with
-/// `PMKError.badInput`.
+/// With `autoCancel`, the losers are cancelled, with ``CancellationReason/lostRace``, *before* the race's promise
+/// resolves: by the time any handler of the result runs — inline or on a queue — every loser's cancel handler
+/// has run (on the thread that fulfilled the winner). A loser that another branch still consumes is cancelled
+/// only once that branch cancels too (Guarantees, *Shared work*). Cancelling the returned promise cancels every
+/// input, with its reason, likewise before the race rejects. An empty array rejects with `PMKError.badInput`.
 @inlinable
 public func race<T>(_ promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<T> {
     combine(promises, autoCancel: autoCancel, PromiseCore.race(promises.map(\.promise)))

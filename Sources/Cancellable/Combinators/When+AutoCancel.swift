@@ -18,7 +18,9 @@ public func when<T>(fulfilled promises: [CancellablePromise<T>]) -> CancellableP
 /// let parts = when(fulfilled: chunks.map { download($0) }, autoCancel: true)
 /// ```
 ///
-/// With `autoCancel`, cancelling the returned promise cancels every input. An empty array fulfills with `[]`.
+/// With `autoCancel`, cancelling the returned promise cancels every input. The inputs are cancelled, and their
+/// cancel handlers have run, before the returned promise rejects (Guarantees, rule 10). An empty array
+/// fulfills with `[]`.
 @inlinable
 public func when<T>(fulfilled promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<[T]> {
     combine(promises, autoCancel: autoCancel, PromiseCore.when(fulfilled: promises.map(\.promise)))

@@ -10,8 +10,9 @@ import PromiseCore
 /// stopButton.onTap { all.cancel() }   // the three transfers in flight stop; no fourth one starts
 /// ```
 ///
-/// The promises it pulls belong to it: on the first rejection it rejects with that error and cancels the others
-/// still in flight with ``CancellationReason/lostRace``; cancelling it cancels them with its own reason. A
+/// The promises it pulls belong to it: on the first rejection it cancels the others still in flight with
+/// ``CancellationReason/lostRace``, then rejects with that error; cancelling it cancels them with its own reason
+/// before it is rejected. Their cancel handlers have run before any handler of its result runs. A
 /// promise pulled while the cancellation happens is cancelled as soon as it is pulled; nothing is pulled
 /// after. A `concurrently` below 1 rejects with `PMKError.badInput` without pulling.
 ///
@@ -25,12 +26,13 @@ public func when<It: IteratorProtocol, T>(
         return CancellablePromise(error: PMKError.badInput)
     }
     let inFlight = CancelSet()
-    let combined = CancellablePromise<[T]>()
     // However it ends — fulfilled, rejected by an input, or cancelled — nothing more is pulled, and what is still
-    // in flight is cancelled (only a rejection or a cancellation can leave anything in flight).
-    combined.onResolution { reason in
-        inFlight.cancelAll(reason: reason, closing: true)
-    }
+    // in flight is cancelled (only a rejection or a cancellation can leave anything in flight), before the
+    // combined promise resolves: like an `autoCancel` combinator's votes, this runs on resolution too.
+    let combined = CancellablePromise<[T]>(
+        callbacks: OnCancelList { reason in inFlight.cancelAll(reason: reason, closing: true) },
+        cancelsCallbacksOnResolution: true
+    )
     let tracked = InFlightIterator(base: promiseIterator, inFlight: inFlight)
     combined.follow(PromiseCore.when(fulfilled: tracked, concurrently: concurrently))
     return combined

@@ -40,7 +40,9 @@ public func when<T>(
     }
 }
 
-/// The one implementation of `when(_:while:)`: `conditionEnded` runs if the condition decided the outcome.
+/// The one implementation of `when(_:while:)`: `conditionEnded` runs if the condition decided the outcome — before
+/// the result is resolved, so that with `autoCancel` the work's cancel handlers have run by the time any handler of
+/// the result runs (Guarantees, rule 10).
 private func follow<T>(
     _ promise: Promise<T>,
     while conditionPromise: Promise<Void>,
@@ -48,30 +50,41 @@ private func follow<T>(
     conditionEnded: @escaping (_ error: Error) -> Void
 ) -> Promise<T> {
     let result = Promise<T>(state: nil)
+    // Who decides the result: the work's outcome or the condition. Claimed once, under a lock, before anything is
+    // carried out: the condition's side cancels the work first, and the work's own (cancelled) outcome that this
+    // provokes must not take the result.
+    let decided = Locked(false)
+    let claim = {
+        decided.withLock { isDecided in
+            defer { isDecided = true }
+            return !isDecided
+        }
+    }
     if isEnsured {
         // CancellablePromiseKit checks the condition where the result is delivered, on `conf.Q.map`.
         let queue = conf.Q.map
         promise.pipe { outcome in
             dispatch(on: queue, flags: nil) {
                 guard case .rejected? = conditionPromise.result else {
-                    result.resolveInHandler(outcome)
+                    if claim() { result.resolveInHandler(outcome) }
                     return
                 }
-                if result.resolve(.rejected(CancellablePromiseError.cancelled), inHandler: true) {
-                    conditionEnded(CancellablePromiseError.cancelled)
-                }
+                guard claim() else { return }
+                conditionEnded(CancellablePromiseError.cancelled)
+                result.resolveInHandler(.rejected(CancellablePromiseError.cancelled))
             }
         }
     } else {
-        promise.pipe(to: result.resolveInHandler)
+        promise.pipe { outcome in
+            if claim() { result.resolveInHandler(outcome) }
+        }
     }
     conditionPromise.pipe { condition in
         // A fulfilled condition never ends the wait; a rejected one ends it only while the work is pending (once
         // the work has resolved, an ensured result's delivery checks the condition itself).
-        guard case .rejected(let error) = condition, promise.isPending else { return }
-        if result.resolve(.rejected(error), inHandler: true) {
-            conditionEnded(error)
-        }
+        guard case .rejected(let error) = condition, promise.isPending, claim() else { return }
+        conditionEnded(error)
+        result.resolveInHandler(.rejected(error))
     }
     return result
 }

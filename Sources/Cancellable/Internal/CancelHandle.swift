@@ -152,12 +152,25 @@ struct LinkSink<U> {
             box.resolve(result, inHandler: inHandler)
             withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
             return true
-        case .resolveThenCancelInputs(let votes):
-            box.resolve(result, inHandler: inHandler)
-            CancelPropagation.current.run(votes, reason: .lostRace)
+        case .cancelInputsThenResolve(let votes):
+            cancelInputs(votes, thenResolve: result, inHandler: inHandler)
             return true
         case .ignore:
             return false
+        }
+    }
+
+    /// Casts an `autoCancel` combinator's votes on its inputs with ``CancellationReason/lostRace`` — every input
+    /// still pending is cancelled and its cancel handlers run — and only then resolves the box with `result`, so
+    /// that no handler of the combinator's result runs before its losers have been stopped (Guarantees, rule 10).
+    ///
+    /// If this thread is already cancelling (a cancel handler fulfilled an input, say), the whole sequence waits
+    /// in the thread's ``CancelPropagation`` loop, in the same order, until the current callback returns.
+    @inlinable
+    func cancelInputs(_ votes: OnCancelList, thenResolve result: Result<U>, inHandler: Bool) {
+        let box = self.box
+        CancelPropagation.current.run(votes, reason: .lostRace) { _ in
+            box.resolve(result, inHandler: inHandler)
         }
     }
 

@@ -41,11 +41,33 @@ struct CancelPropagation {
     /// thread is already in this loop, in which case they are queued and called after the current callback.
     @usableFromInline
     func run(_ callbacks: OnCancelList, reason: CancellationReason) {
+        guard callbacks.first != nil else { return }
+        push(callbacks, reason: reason)
+        drain()
+    }
+
+    /// Calls `callbacks` with `reason`, and everything they hand over in turn, and only then `last` — how an
+    /// `autoCancel` combinator cancels its inputs (their cancel handlers run) before it resolves itself.
+    ///
+    /// `last` comes after everything `callbacks` cancel also when the thread is already in this loop: it waits
+    /// below them on the same stack.
+    @usableFromInline
+    func run(_ callbacks: OnCancelList, reason: CancellationReason, then last: @escaping CancellationState.OnCancel) {
+        state.pointee.stack.append(Item(callback: .action(last), reason: reason))
+        push(callbacks, reason: reason)
+        drain()
+    }
+
+    private func push(_ callbacks: OnCancelList, reason: CancellationReason) {
         guard let first = callbacks.first else { return }
         for callback in callbacks.rest.reversed() {
             state.pointee.stack.append(Item(callback: callback, reason: reason))
         }
         state.pointee.stack.append(Item(callback: first, reason: reason))
+    }
+
+    /// Pops and calls callbacks until none is left, unless this thread is already doing so further down.
+    private func drain() {
         guard !state.pointee.isRunning else { return }
         state.pointee.isRunning = true
         while let item = state.pointee.stack.popLast() {

@@ -19,8 +19,15 @@ struct CancellationState {
     enum CancelAction {
         /// This call cancelled the promise: reject it, then run `callbacks`.
         case cancel(OnCancelList)
+        /// This call cancelled an `autoCancel` combinator: run `callbacks` (its votes on its inputs, so the inputs
+        /// still pending are cancelled and their cancel handlers run), then reject it (Guarantees, rule 10).
+        case cancelInputsThenReject(OnCancelList)
         /// An earlier call cancelled it, for this reason; make sure the rejection is in place before returning.
         case alreadyCancelled(CancellationReason)
+        /// An earlier call cancelled this `autoCancel` combinator and rejects it once its inputs are cancelled:
+        /// nothing to do here (rejecting it now would deliver the rejection before the inputs' cancel handlers
+        /// have run).
+        case inputsBeingCancelled
         /// The promise resolved first; nothing to do.
         case alreadyResolved
         /// A consumer cancelled, but others still want the result: nothing to do yet.
@@ -31,9 +38,10 @@ struct CancellationState {
     enum ResolveAction {
         /// This result wins: resolve the box with it; `released` is dropped after the lock is released.
         case resolve(released: OnCancelList)
-        /// This result wins and the promise is an `autoCancel` combinator: resolve the box, then run `callbacks`
-        /// (its votes on its inputs) with ``CancellationReason/lostRace``.
-        case resolveThenCancelInputs(OnCancelList)
+        /// This result wins and the promise is an `autoCancel` combinator: run `callbacks` (its votes on its
+        /// inputs) with ``CancellationReason/lostRace``, so that every input still pending is cancelled and its
+        /// cancel handlers have run, then resolve the box (Guarantees, rule 10).
+        case cancelInputsThenResolve(OnCancelList)
         /// The promise was cancelled or resolved already; drop the result.
         case ignore
     }
@@ -53,8 +61,8 @@ struct CancellationState {
     enum ReleaseAction {
         /// Nothing: someone can still cancel the promise, or it is settled.
         case none
-        /// Every consumer left has cancelled: cancel the promise for the last one's reason.
-        case cancel(OnCancelList, CancellationReason)
+        /// Every consumer left has cancelled: cancel the promise for the last one's reason, carrying out `action`.
+        case cancel(CancelAction, CancellationReason)
         /// Nobody can cancel the promise any more: release `entries` — its votes upstream (which withdraws them)
         /// and a wrapper's `cancelPromise` (which fulfils it) — in the release loop. Cancel handlers stay until
         /// the promise resolves: they may own the work (a timer, a task) that will resolve it.
@@ -161,8 +169,7 @@ struct CancellationState {
         liveVotes &-= 1
         guard liveVotes == 0 else { return .none }
         if let reason {
-            guard case .cancel(let callbacks) = cancel(reason: reason) else { return .none }
-            return .cancel(callbacks, reason)
+            return .cancel(cancel(reason: reason), reason)
         }
         return releaseIfOrphaned()
     }
@@ -197,9 +204,10 @@ struct CancellationState {
         case .pending:
             phase = .cancelled
             self.reason = reason
-            return .cancel(takeCallbacks())
+            return cancelsCallbacksOnResolution ? .cancelInputsThenReject(takeCallbacks()) : .cancel(takeCallbacks())
         case .cancelled:
-            return .alreadyCancelled(self.reason.unsafelyUnwrapped)
+            return cancelsCallbacksOnResolution
+                ? .inputsBeingCancelled : .alreadyCancelled(self.reason.unsafelyUnwrapped)
         case .resolved:
             return .alreadyResolved
         }
@@ -212,7 +220,7 @@ struct CancellationState {
             phase = .resolved
             reason = nil
             return cancelsCallbacksOnResolution
-                ? .resolveThenCancelInputs(takeCallbacks()) : .resolve(released: takeCallbacks())
+                ? .cancelInputsThenResolve(takeCallbacks()) : .resolve(released: takeCallbacks())
         case .cancelled, .resolved:
             return .ignore
         }
@@ -408,12 +416,17 @@ final class LockedCancellationState: @unchecked Sendable {
             if let box { rejectBox(box, reason) }
             CancelPropagation.current.run(callbacks, reason: reason)
             return true
+        case .cancelInputsThenReject(let votes):
+            CancelPropagation.current.run(votes, reason: reason) { [self] reason in
+                if let box { rejectBox(box, reason) }
+            }
+            return true
         case .alreadyCancelled(let winningReason):
             // Another thread won and may not have rejected the box yet; the outcome must be decided before
             // this call returns too. Resolving twice is harmless: the first resolution wins.
             if let box { rejectBox(box, winningReason) }
             return false
-        case .alreadyResolved, .otherConsumersRemain:
+        case .alreadyResolved, .otherConsumersRemain, .inputsBeingCancelled:
             return false
         }
     }
@@ -424,8 +437,8 @@ final class LockedCancellationState: @unchecked Sendable {
     @usableFromInline
     func carryOut(_ action: consuming CancellationState.ReleaseAction) {
         if case .none = action { return }
-        if case .cancel(let callbacks, let reason) = action {
-            _ = carryOut(.cancel(callbacks), reason: reason)
+        if case .cancel(let cancelAction, let reason) = action {
+            _ = carryOut(cancelAction, reason: reason)
             return
         }
         guard case .orphaned(let entries) = consume action else { return }

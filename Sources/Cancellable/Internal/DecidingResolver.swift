@@ -40,9 +40,8 @@ package struct DecidingResolver<T> {
             sink.box.resolve(body(), inHandler: false)
             withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
             return .resolved
-        case .resolveThenCancelInputs(let votes):
-            sink.box.resolve(body(), inHandler: false)
-            CancelPropagation.current.run(votes, reason: .lostRace)
+        case .cancelInputsThenResolve(let votes):
+            sink.cancelInputs(votes, thenResolve: body(), inHandler: false)
             return .resolved
         case .ignore:
             return reason.map(Decision.cancelled) ?? .resolvedAlready
