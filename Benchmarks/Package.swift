@@ -5,7 +5,7 @@ import PackageDescription
 // Run: swift run -c release --package-path Benchmarks promise-benchmarks
 let package = Package(
     name: "Benchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"])
     ],

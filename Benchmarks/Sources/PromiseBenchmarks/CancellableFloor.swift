@@ -1,72 +1,120 @@
-import Foundation
+import Synchronization
 
 /// The error the cancellable floor rejects with.
 struct FloorCancelled: Error {}
 
-/// "The cancellable floor": the simplest correct thread-safe cancellable promise — one lock, the result, the
-/// handlers, and cancel actions that run once, outside the lock, if a cancel wins. `map` links cancel their
-/// parent; `race` cancels its inputs once decided. Handlers and cancellation run inline and **recursively**;
-/// an abandoned pending graph is a cycle (a link's cancel action holds its parent): it stands for the physical
+/// "The cancellable floor": the leanest correct thread-safe cancellable promise — one object: a 4-byte lock
+/// stored inline (`Mutex`), the result, the first handler and the first cancel action stored inline (an array
+/// only for a second one), a count of consumers for shared work, and cancel actions that run once, outside the
+/// lock, if a cancel wins. `map` links cancel their parent; `race` cancels its losers before it resolves;
+/// `sharedRace` is one consumer of each input, which is cancelled once every consumer has cancelled. Handlers
+/// and cancellation run inline and **recursively**; an abandoned pending graph is a cycle (a link's cancel action
+/// holds its parent), and a consumer released without cancelling is never withdrawn: it stands for the physical
 /// limit of the design, not for a usable library.
-final class CancellableFloorPromise<T>: @unchecked Sendable {
-    // @unchecked Sendable: `result`, `handlers` and `cancelActions` are only touched under `lock`.
-    private let lock = NSLock()
-    private var result: Result<T, Error>?
-    private var handlers: [(Result<T, Error>) -> Void] = []
-    private var cancelActions: [() -> Void] = []
+///
+/// Its result is stored as the class's second generic parameter, `Slot` (always `Result<T, Error>?`), as
+/// PromiseCore's box stores its state: the deinit of a generic class destroys a field whose type *is* a generic
+/// parameter with metadata it already has, where a field of type `Result<T, Error>?` would make every deinit look
+/// up that type's metadata at run time (hundreds of instructions per promise, which the library does not pay).
+typealias CancellableFloorPromise<T> = CancellableFloorNode<T, Result<T, Error>?>
 
-    init() {}
+final class CancellableFloorNode<T, Slot>: @unchecked Sendable {
+    // @unchecked Sendable: the fields are only touched under `lock`.
+    private let lock = Mutex(())
+    private var result: Slot
+    private var firstHandler: ((Result<T, Error>) -> Void)?
+    private var moreHandlers: [(Result<T, Error>) -> Void] = []
+    private var firstCancelAction: (() -> Void)?
+    private var moreCancelActions: [() -> Void] = []
+    /// Consumers that may still cancel this promise (``addConsumer()``), for shared work.
+    private var consumers = 0
 
-    init(onCancel: @escaping () -> Void) {
-        cancelActions = [onCancel]
+    init() where Slot == Result<T, Error>? {
+        result = nil
     }
 
-    /// Resolves unless resolved or cancelled already; returns whether it won.
+    init(onCancel: @escaping () -> Void) where Slot == Result<T, Error>? {
+        result = nil
+        firstCancelAction = onCancel
+    }
+}
+
+extension CancellableFloorNode where Slot == Result<T, Error>? {
+
+    /// Resolves unless resolved or cancelled already; returns whether it won. The cancel actions are released.
     @discardableResult
     func resolve(_ newResult: Result<T, Error>) -> Bool {
-        lock.lock()
-        guard result == nil else {
-            lock.unlock()
-            return false
+        var first: ((Result<T, Error>) -> Void)?
+        var others: [(Result<T, Error>) -> Void] = []
+        var released: (() -> Void)?
+        var moreReleased: [() -> Void] = []
+        let won = lock.withLock { _ -> Bool in
+            guard result == nil else { return false }
+            result = newResult
+            first = firstHandler.take()
+            swap(&others, &moreHandlers)
+            released = firstCancelAction.take()
+            swap(&moreReleased, &moreCancelActions)
+            return true
         }
-        result = newResult
-        let waiting = handlers
-        handlers = []
-        cancelActions = []
-        lock.unlock()
-        for handler in waiting { handler(newResult) }
+        guard won else { return false }
+        withExtendedLifetime((released, moreReleased)) {}  // released outside the lock
+        first?(newResult)
+        for handler in others { handler(newResult) }
         return true
     }
 
-    /// Rejects with `FloorCancelled` and runs the cancel actions, if still pending.
+    /// Rejects with `FloorCancelled` and runs the cancel actions, if still pending; returns whether it won.
     @discardableResult
     func cancel() -> Bool {
-        lock.lock()
-        guard result == nil else {
-            lock.unlock()
-            return false
-        }
         let cancelled = Result<T, Error>.failure(FloorCancelled())
-        result = cancelled
-        let waiting = handlers
-        let actions = cancelActions
-        handlers = []
-        cancelActions = []
-        lock.unlock()
-        for handler in waiting { handler(cancelled) }
-        for action in actions { action() }
+        var first: ((Result<T, Error>) -> Void)?
+        var others: [(Result<T, Error>) -> Void] = []
+        var action: (() -> Void)?
+        var moreActions: [() -> Void] = []
+        let won = lock.withLock { _ -> Bool in
+            guard result == nil else { return false }
+            result = cancelled
+            first = firstHandler.take()
+            swap(&others, &moreHandlers)
+            action = firstCancelAction.take()
+            swap(&moreActions, &moreCancelActions)
+            return true
+        }
+        guard won else { return false }
+        first?(cancelled)
+        for handler in others { handler(cancelled) }
+        action?()
+        for action in moreActions { action() }
         return true
     }
 
     func whenComplete(_ handler: @escaping (Result<T, Error>) -> Void) {
-        lock.lock()
-        if let result {
-            lock.unlock()
-            handler(result)
-            return
+        var resolved: Result<T, Error>?
+        lock.withLock { _ in
+            if let result {
+                resolved = result
+            } else if firstHandler == nil {
+                firstHandler = handler
+            } else {
+                moreHandlers.append(handler)
+            }
         }
-        handlers.append(handler)
-        lock.unlock()
+        if let resolved { handler(resolved) }
+    }
+
+    /// Counts a consumer that may cancel this promise through ``consumerCancelled()`` (shared work).
+    func addConsumer() {
+        lock.withLock { _ in consumers += 1 }
+    }
+
+    /// One consumer cancelled: the promise is cancelled once every consumer counted has.
+    func consumerCancelled() {
+        let last = lock.withLock { _ -> Bool in
+            consumers -= 1
+            return consumers == 0
+        }
+        if last { cancel() }
     }
 
     /// A link whose cancellation cancels this promise.
@@ -77,22 +125,53 @@ final class CancellableFloorPromise<T>: @unchecked Sendable {
     }
 
     var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if case .failure(let error)? = result { return error is FloorCancelled }
-        return false
+        var cancelled = false
+        lock.withLock { _ in
+            if case .failure(let error)? = result { cancelled = error is FloorCancelled }
+        }
+        return cancelled
     }
 
-    /// The first to resolve wins; then every input is cancelled (a no-op for resolved ones).
+    /// The first input to resolve wins: every input is cancelled (a no-op for resolved ones) — their cancel
+    /// actions have run — and then the race resolves, as the library's `autoCancel` race does.
     static func race(_ inputs: [CancellableFloorPromise<T>]) -> CancellableFloorPromise<T> {
         let winner = CancellableFloorPromise<T>()
+        let decision = RaceDecision()
         for input in inputs {
             input.whenComplete { result in
-                if winner.resolve(result) {
-                    for input in inputs { input.cancel() }
-                }
+                guard decision.claim() else { return }
+                for input in inputs { input.cancel() }
+                winner.resolve(result)
             }
         }
         return winner
+    }
+}
+
+extension CancellableFloorNode where Slot == Result<T, Error>? {
+    /// `race` over inputs that other consumers may share: counted as one consumer of each, it casts its vote on
+    /// every input before it resolves.
+    static func sharedRace(_ inputs: [CancellableFloorPromise<T>]) -> CancellableFloorPromise<T> {
+        let winner = CancellableFloorPromise<T>()
+        let decision = RaceDecision()
+        for input in inputs {
+            input.addConsumer()
+            input.whenComplete { result in
+                guard decision.claim() else { return }
+                for input in inputs { input.consumerCancelled() }
+                winner.resolve(result)
+            }
+        }
+        return winner
+    }
+}
+
+/// Who won a race: claimed once.
+final class RaceDecision: Sendable {
+    private let decided = Atomic(false)
+
+    /// Whether this call is the first.
+    func claim() -> Bool {
+        !decided.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

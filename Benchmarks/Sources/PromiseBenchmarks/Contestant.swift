@@ -37,6 +37,10 @@ protocol Contestant {
     /// `count` inputs, each with a cancel handler, raced with auto-cancel; one fulfils. Timed (inputs included)
     /// until every loser's handler has run. Per input.
     func raceCancel(_ count: Int) -> Double?
+    /// `count` inputs, each with a cancel handler, shared by two races with auto-cancel; one input fulfils. A
+    /// loser is cancelled once both races have cancelled it. Timed (inputs included) until every loser's handler
+    /// has run. Per input.
+    func raceCancelShared(_ count: Int) -> Double?
     /// Bytes per pending cancellable promise with one `map` (two promises), `count` of them alive.
     func bytesPerPendingCancellableMap(_ count: Int) -> Double?
 }
@@ -55,6 +59,7 @@ extension Contestant {
     func cancelOne(_ count: Int) -> Double? { nil }
     func cancelChain(_ links: Int) -> Double? { nil }
     func raceCancel(_ count: Int) -> Double? { nil }
+    func raceCancelShared(_ count: Int) -> Double? { nil }
     func bytesPerPendingCancellableMap(_ count: Int) -> Double? { nil }
 }
 

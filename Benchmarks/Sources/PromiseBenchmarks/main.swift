@@ -33,6 +33,7 @@ let allWorkloads: [Workload] = [
     Workload(name: "cancel-one", unit: "ns/op") { $0.cancelOne(100_000) },
     Workload(name: "cancel-chain × 10k", unit: "ns/link") { $0.cancelChain(10_000) },
     Workload(name: "race-cancel × 10k", unit: "ns/element") { $0.raceCancel(10_000) },
+    Workload(name: "race-cancel shared × 10k", unit: "ns/element") { $0.raceCancelShared(10_000) },
 ]
 
 let arguments = CommandLine.arguments
@@ -198,8 +199,8 @@ print(
 print(cell("1M-link chain, 8 MiB stack", 30) + contestants.map { cell(deepChain[$0.name] ?? "n/a") }.joined())
 print("")
 print(
-    "Ratios are to the floor (a minimal lock-based promise, handlers inline; for cancel-one, cancel-chain and"
-        + " race-cancel, the minimal cancellable floor): lower is better."
+    "Ratios are to the floor (a minimal lock-based promise, handlers inline; for cancel-one, cancel-chain,"
+        + " race-cancel and race-cancel shared, the minimal cancellable floor): lower is better."
 )
 
 if let path = option("--json") {
