@@ -7,7 +7,8 @@ let package = Package(
     name: "Benchmarks",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"])
+        .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"]),
+        .executable(name: "allocation-budgets", targets: ["AllocationBudgets"]),
     ],
     dependencies: [
         .package(name: "PromiseCore", path: ".."),
@@ -25,7 +26,17 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
-        )
+        ),
+        // Heap allocations per hot operation, against budgets that `.ci/run` enforces.
+        .executableTarget(
+            name: "AllocationBudgets",
+            dependencies: [
+                "MallocCounter",
+                .product(name: "PromiseCore", package: "PromiseCore"),
+                .product(name: "Cancellable", package: "PromiseCore"),
+            ]
+        ),
+        .target(name: "MallocCounter"),
     ],
     swiftLanguageModes: [.v6]
 )

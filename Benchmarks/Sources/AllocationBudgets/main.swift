@@ -1,0 +1,258 @@
+import Cancellable
+import Foundation
+import MallocCounter
+import PromiseCore
+
+// Allocation budgets: how many heap allocations each hot operation makes, counted (not timed: counts do not move
+// between runs on a noisy machine), against a budget. `.ci/run` fails if any count rises above its budget.
+//
+// Usage: allocation-budgets [--extra-allocation]   (the flag adds one allocation to create + map + done: it shows
+//                                                    that a regression fails the check)
+
+conf.logHandler = { _ in }  // races leave losers pending on purpose
+
+/// One operation and its budget: allocations per unit, each one accounted for.
+struct Budget {
+    let name: String
+    let unit: String
+    /// How many units one call of `run` performs.
+    let units: Int
+    /// Allocations per unit.
+    let budget: Int
+    /// Allocations per call, whatever its units: a combinator's own promise, its arrays.
+    var perCall = 0
+    /// Where each allocation comes from.
+    let reasons: String
+    let run: () -> Void
+}
+
+/// An allocation this program adds on purpose with `--extra-allocation`.
+final class Deliberate {}
+let extraAllocation = CommandLine.arguments.contains("--extra-allocation")
+
+/// Keeps results alive past the measured region without the optimizer discarding them.
+@inline(never)
+func keep<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+let inputs = 1_000
+
+/// What the operations count, in globals: a captured local `var` would add a box allocation of the harness's own.
+enum Counts {
+    nonisolated(unsafe) static var handlers = 0
+    nonisolated(unsafe) static var observed = 0
+    /// Where `--extra-allocation` stores its object, so that it escapes (and is not made on the stack).
+    nonisolated(unsafe) static var deliberate: Deliberate?
+}
+
+/// `inputs` cancellable promises with a cancel handler each, and the resolver of the middle one.
+func cancellableInputs() -> (PromiseCore.Resolver<Int>, [CancellablePromise<Int>]) {
+    var winner: PromiseCore.Resolver<Int>?
+    var promises: [CancellablePromise<Int>] = []
+    promises.reserveCapacity(inputs)
+    for index in 0..<inputs {
+        promises.append(
+            CancellablePromise<Int> { resolver in
+                if index == inputs / 2 { winner = resolver }
+                return { Counts.handlers &+= 1 }
+            }
+        )
+    }
+    return (winner!, promises)
+}
+
+let budgets: [Budget] = [
+    Budget(
+        name: "create + map + done",
+        unit: "promise",
+        units: 1,
+        budget: 5,
+        reasons: """
+            the root's box (1; its Resolver does not escape here and lives on the stack); map's box and the handler that \
+            resolves it, stored inline in the root's box (2); done's box and its handler (2)
+            """
+    ) {
+        let (promise, resolver) = Promise<Int>.pending()
+        let done = promise.map(on: nil) { $0 &+ 1 }.done(on: nil) { keep($0) }
+        if extraAllocation { Counts.deliberate = Deliberate() }
+        resolver.fulfill(1)
+        keep(done)
+    },
+    Budget(
+        name: "chain link (map)",
+        unit: "link",
+        units: inputs,
+        budget: 2,
+        perCall: 1,
+        reasons: """
+            the link's box (1); its handler on the upstream box, a closure context holding the transform and the link (1). \
+            Per call: the root's box (1)
+            """
+    ) {
+        let (root, resolver) = Promise<Int>.pending()
+        var last = root
+        for _ in 0..<inputs { last = last.map(on: nil) { $0 &+ 1 } }
+        resolver.fulfill(0)
+        keep(last)
+    },
+    Budget(
+        name: "when(fulfilled:)",
+        unit: "input",
+        units: inputs,
+        budget: 3,
+        perCall: 6,
+        reasons: """
+            per input: the input's box and Resolver (2, made by the operation: `Promise.pending()`); when's handler on the \
+            input (1). Per call (6): the inputs arrays, the result's box, the join state and its values array
+            """
+    ) {
+        let pending = (0..<inputs).map { _ in Promise<Int>.pending() }
+        let all = PromiseCore.when(fulfilled: pending.map(\.promise))
+        for (index, item) in pending.enumerated() { item.resolver.fulfill(index) }
+        keep(all)
+    },
+    Budget(
+        name: "race",
+        unit: "input",
+        units: inputs,
+        budget: 2,
+        perCall: 3,
+        reasons: """
+            per input: the input's box and Resolver (2, made by the operation); the race's handlers share one context (0). \
+            Per call (3): the inputs arrays and the race's box
+            """
+    ) {
+        let pending = (0..<inputs).map { _ in Promise<Int>.pending() }
+        let first = PromiseCore.race(pending.map(\.promise))
+        pending[inputs / 2].resolver.fulfill(1)
+        keep(first)
+    },
+    Budget(
+        name: "cancel-one",
+        unit: "operation",
+        units: 1,
+        budget: 12,
+        reasons: """
+            the work: its box, cancellation state, the weak reference's side table on the box (the state holds the box \
+            weakly), the Resolver's gate (4); the map link: its CancellablePromise object, box, cancellation state, side \
+            table, handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). The \
+            work's CancellablePromise object and Resolver do not escape and live on the stack; the cancel handler and the \
+            observer capture only globals (0)
+            """
+    ) {
+        let work = CancellablePromise<Int> { _ in { Counts.handlers &+= 1 } }
+        let mapped = work.map(on: nil) { $0 &+ 1 }
+        mapped.pipe { if case .rejected = $0 { Counts.observed &+= 1 } }
+        mapped.cancel()
+    },
+    Budget(
+        name: "cancellable link (map)",
+        unit: "link",
+        units: inputs,
+        budget: 6,
+        perCall: 5,
+        reasons: """
+            the link's CancellablePromise object, box, cancellation state and the weak side table on its box (4); its \
+            handler on the upstream box (1); its vote on the upstream (1). Per call: the root (5)
+            """
+    ) {
+        let (root, resolver) = CancellablePromise<Int>.pending()
+        var last = root
+        for _ in 0..<inputs { last = last.map(on: nil) { $0 &+ 1 } }
+        resolver.fulfill(0)
+        keep(last)
+    },
+    Budget(
+        name: "race-cancel",
+        unit: "input",
+        units: inputs,
+        budget: 7,
+        perCall: 11,
+        reasons: """
+            per input, made by the operation: its CancellablePromise object, box, cancellation state, weak side table, \
+            Resolver and gate (6); the race's vote on it (1). The race's handlers share one context, a loser's rejection \
+            reuses one error box, the cancel handler captures only globals (0). Per call (11): the inputs array, \
+            the race's votes array, its own promise (object, box, state, side table) and its handler's context
+            """
+    ) {
+        let (winner, promises) = cancellableInputs()
+        let first = race(promises, autoCancel: true)
+        winner.fulfill(1)
+        precondition(first.value == 1)
+    },
+    Budget(
+        name: "race-cancel, inputs shared by two races",
+        unit: "input",
+        units: inputs,
+        budget: 10,
+        perCall: 21,
+        reasons: """
+            as race-cancel (7), plus the second race's vote on each input (1), its handler's context (1) and the array that \
+            holds a second handler on each input's box (1: the first handler is stored inline). Per call: both races' \
+            own (21)
+            """
+    ) {
+        let (winner, promises) = cancellableInputs()
+        let first = race(promises, autoCancel: true)
+        let second = race(promises, autoCancel: true)
+        winner.fulfill(1)
+        precondition(first.value == 1 && second.value == 1)
+    },
+    Budget(
+        name: "pending cancellable promise + map",
+        unit: "promise",
+        units: 1,
+        budget: 10,
+        reasons: """
+            the promise: box, cancellation state, weak side table, Resolver's gate (4; its CancellablePromise object does not \
+            escape here and lives on the stack); the map link: its CancellablePromise object, box, cancellation state, weak \
+            side table, handler context and vote (6)
+            """
+    ) {
+        let (promise, resolver) = CancellablePromise<Int>.pending()
+        let mapped = promise.map(on: nil) { _ in }
+        keep((mapped, resolver))
+    },
+]
+
+guard malloc_counter_is_active() != 0 else {
+    print("allocation-budgets: allocations are counted on Linux with glibc only; nothing checked here")
+    exit(0)
+}
+
+// ALLOCATION_TRACE=NAME-PREFIX: print the call stack of each allocation one call of that operation makes.
+if let traced = ProcessInfo.processInfo.environment["ALLOCATION_TRACE"],
+    let budget = budgets.first(where: { $0.name.hasPrefix(traced) })
+{
+    for _ in 0..<20 { budget.run() }
+    malloc_counter_trace(1)
+    budget.run()
+    malloc_counter_trace(0)
+    exit(0)
+}
+
+let calls = 200
+var failed = false
+func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+print(cell("operation", 42) + cell("allocations", 14) + cell("budget", 16) + "per")
+for budget in budgets {
+    for _ in 0..<20 { budget.run() }  // warm up: lazily made globals, metadata caches, the cancel loop's stack
+    let before = malloc_counter_allocations()
+    for _ in 0..<calls { budget.run() }
+    let total = malloc_counter_allocations() - before
+    // Every call allocates the same: a total that is not a whole number of calls' worth is a regression too.
+    let perCallAllowed: Int = budget.budget * budget.units + budget.perCall
+    let allowed: Int64 = Int64(calls * perCallAllowed)
+    let over = total > allowed
+    if over { failed = true }
+    let counted: Double = Double(total) / Double(calls * budget.units)
+    let budgetText: String = "\(budget.budget)" + (budget.perCall > 0 ? " + \(budget.perCall)/call" : "")
+    let verdict: String = over ? "   OVER BUDGET by \(total - allowed) in \(calls) calls" : ""
+    let row: String = cell(budget.name, 42) + cell(String(format: "%.3f", counted), 14) + cell(budgetText, 16)
+    print(row + budget.unit + verdict)
+    if over { print("    budget: \(budget.reasons)") }
+}
+if failed {
+    print("FAIL: an operation allocates more than its budget (Benchmarks/Sources/AllocationBudgets/main.swift)")
+    exit(1)
+}
+print("every operation within its budget")
