@@ -21,6 +21,7 @@ NAMES = {
     "cancel-one": "cancel-one (ratio to the cancellable floor)",
     "cancel-chain × 10k": "cancel-chain × 10k (ratio to the cancellable floor)",
     "race-cancel × 10k": "race-cancel × 10k (ratio to the cancellable floor)",
+    "race-cancel shared × 10k": "race-cancel, inputs shared by two races, × 10k (ratio to the cancellable floor)",
 }
 
 
