@@ -19,15 +19,16 @@ struct FloorCancelled: Error {}
 typealias CancellableFloorPromise<T> = CancellableFloorNode<T, Result<T, Error>?>
 
 final class CancellableFloorNode<T, Slot>: @unchecked Sendable {
-    // @unchecked Sendable: the fields are only touched under `lock`.
+    // @unchecked Sendable: the fields are only touched under `lock`, which already makes every access exclusive:
+    // the run-time exclusivity check is skipped, as it is on the library's own fields.
     private let lock = Mutex(())
-    private var result: Slot
-    private var firstHandler: ((Result<T, Error>) -> Void)?
-    private var moreHandlers: [(Result<T, Error>) -> Void] = []
-    private var firstCancelAction: (() -> Void)?
-    private var moreCancelActions: [() -> Void] = []
+    @exclusivity(unchecked) private var result: Slot
+    @exclusivity(unchecked) private var firstHandler: ((Result<T, Error>) -> Void)?
+    @exclusivity(unchecked) private var moreHandlers: [(Result<T, Error>) -> Void] = []
+    @exclusivity(unchecked) private var firstCancelAction: (() -> Void)?
+    @exclusivity(unchecked) private var moreCancelActions: [() -> Void] = []
     /// Consumers that may still cancel this promise (``addConsumer()``), for shared work.
-    private var consumers = 0
+    @exclusivity(unchecked) private var consumers = 0
 
     init() where Slot == Result<T, Error>? {
         result = nil

@@ -16,11 +16,12 @@ import Synchronization
 typealias FloorPromise<T> = FloorNode<T, T?>
 
 final class FloorNode<T, Slot>: @unchecked Sendable {
-    // @unchecked Sendable: the fields are only touched under `lock`.
+    // @unchecked Sendable: the fields are only touched under `lock`, which already makes every access exclusive:
+    // the run-time exclusivity check is skipped, as it is on the library's own fields.
     private let lock = Mutex(())
-    private var value: Slot
-    private var first: ((T) -> Void)?
-    private var more: [(T) -> Void] = []
+    @exclusivity(unchecked) private var value: Slot
+    @exclusivity(unchecked) private var first: ((T) -> Void)?
+    @exclusivity(unchecked) private var more: [(T) -> Void] = []
 
     init() where Slot == T? {
         value = nil
@@ -102,10 +103,11 @@ extension FloorNode where Slot == T? {
 
 /// The values of `all`, gathered under one lock; the last one in hands them over.
 final class Gathering<T>: @unchecked Sendable {
-    // @unchecked Sendable: the fields are only touched under `lock`.
+    // @unchecked Sendable: the fields are only touched under `lock`, which already makes every access exclusive:
+    // the run-time exclusivity check is skipped, as it is on the library's own fields.
     private let lock = Mutex(())
-    private var values: [T?]
-    private var remaining: Int
+    @exclusivity(unchecked) private var values: [T?]
+    @exclusivity(unchecked) private var remaining: Int
 
     init(count: Int) {
         values = [T?](repeating: nil, count: count)
