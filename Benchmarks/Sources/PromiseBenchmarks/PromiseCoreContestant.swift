@@ -170,15 +170,9 @@ extension PromiseCoreContestant {
     func raceCancel(_ count: Int) -> Double? {
         var handlers = 0
         let result = measure(units: count) {
-            var winner: PromiseCore.Resolver<Int>?
-            let inputs = (0..<count).map { index in
-                CancellablePromise<Int> { resolver in
-                    if index == count / 2 { winner = resolver }
-                    return { handlers &+= 1 }
-                }
-            }
+            let (winner, inputs) = cancellableInputs(count) { handlers &+= 1 }
             let first = raceCancellingLosers(inputs)
-            winner!.fulfill(1)
+            winner.fulfill(1)
             precondition(first.value == 1)
         }
         precondition(handlers == count - 1)
@@ -188,16 +182,10 @@ extension PromiseCoreContestant {
     func raceCancelShared(_ count: Int) -> Double? {
         var handlers = 0
         let result = measure(units: count) {
-            var winner: PromiseCore.Resolver<Int>?
-            let inputs = (0..<count).map { index in
-                CancellablePromise<Int> { resolver in
-                    if index == count / 2 { winner = resolver }
-                    return { handlers &+= 1 }
-                }
-            }
+            let (winner, inputs) = cancellableInputs(count) { handlers &+= 1 }
             let first = raceCancellingLosers(inputs)
             let second = raceCancellingLosers(inputs)
-            winner!.fulfill(1)
+            winner.fulfill(1)
             precondition(first.value == 1 && second.value == 1)
         }
         precondition(handlers == count - 1)
@@ -210,4 +198,19 @@ extension PromiseCoreContestant {
             return (promise.map(on: nil) { _ in }, resolver)
         }
     }
+}
+
+/// `count` cancellable promises with `onCancel` as their cancel handler, and the resolver of the middle one.
+private func cancellableInputs(
+    _ count: Int,
+    onCancel: @escaping () -> Void
+) -> (winner: PromiseCore.Resolver<Int>, inputs: [CancellablePromise<Int>]) {
+    var winner: PromiseCore.Resolver<Int>?
+    let inputs = (0..<count).map { index in
+        CancellablePromise<Int> { resolver in
+            if index == count / 2 { winner = resolver }
+            return onCancel
+        }
+    }
+    return (winner!, inputs)
 }
