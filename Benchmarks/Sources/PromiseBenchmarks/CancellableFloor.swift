@@ -45,37 +45,25 @@ extension CancellableFloorNode where Slot == Result<T, Error>? {
     /// Resolves unless resolved or cancelled already; returns whether it won. The cancel actions are released.
     @discardableResult
     func resolve(_ newResult: Result<T, Error>) -> Bool {
-        var first: ((Result<T, Error>) -> Void)?
-        var others: [(Result<T, Error>) -> Void] = []
-        var released: (() -> Void)?
-        var moreReleased: [() -> Void] = []
-        let won = lock.withLock { _ -> Bool in
-            guard result == nil else { return false }
-            result = newResult
-            first = firstHandler.take()
-            swap(&others, &moreHandlers)
-            released = firstCancelAction.take()
-            swap(&moreReleased, &moreCancelActions)
-            return true
-        }
-        guard won else { return false }
-        withExtendedLifetime((released, moreReleased)) {}  // released outside the lock
-        first?(newResult)
-        for handler in others { handler(newResult) }
-        return true
+        settle(newResult, runningCancelActions: false)
     }
 
     /// Rejects with `FloorCancelled` and runs the cancel actions, if still pending; returns whether it won.
     @discardableResult
     func cancel() -> Bool {
-        let cancelled = Result<T, Error>.failure(FloorCancelled())
+        settle(.failure(FloorCancelled()), runningCancelActions: true)
+    }
+
+    /// Stores `outcome` unless resolved or cancelled already, then — outside the lock — runs the handlers, and the
+    /// cancel actions if `runningCancelActions` (otherwise they are only released).
+    private func settle(_ outcome: Result<T, Error>, runningCancelActions: Bool) -> Bool {
         var first: ((Result<T, Error>) -> Void)?
         var others: [(Result<T, Error>) -> Void] = []
         var action: (() -> Void)?
         var moreActions: [() -> Void] = []
         let won = lock.withLock { _ -> Bool in
             guard result == nil else { return false }
-            result = cancelled
+            result = outcome
             first = firstHandler.take()
             swap(&others, &moreHandlers)
             action = firstCancelAction.take()
@@ -83,10 +71,12 @@ extension CancellableFloorNode where Slot == Result<T, Error>? {
             return true
         }
         guard won else { return false }
-        first?(cancelled)
-        for handler in others { handler(cancelled) }
-        action?()
-        for action in moreActions { action() }
+        first?(outcome)
+        for handler in others { handler(outcome) }
+        if runningCancelActions {
+            action?()
+            for action in moreActions { action() }
+        }
         return true
     }
 
