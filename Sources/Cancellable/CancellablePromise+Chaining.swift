@@ -285,25 +285,25 @@ extension CancellablePromise {
         flags: DispatchWorkItemFlags?,
         _ step: Step
     ) -> CancellablePromise<Step.Output> where Step.Input == T {
-        let link = CancellablePromise<Step.Output>(callbacks: OnCancelList(.vote(self.handle.addConsumer())))
+        let link = CancellablePromise<Step.Output>(callbacks: OnCancelList(.vote(self.handle.addVote())))
         let sink = link.sink
         guard let on else {
             // Inline: no `dispatch` closure per resolution, and nothing captured for it.
             promise.pipe { result in
-                guard Step.handling.hops(for: result) else {
+                guard Step.handling.runs(for: result) else {
                     sink.resolve(result.castError())
                     return
                 }
-                step.runUnlessSettled(result, into: sink)
+                step.runUnlessResolved(result, into: sink)
             }
             return link
         }
         promise.pipe { result in
-            guard Step.handling.hops(for: result) else {
+            guard Step.handling.runs(for: result) else {
                 sink.resolve(result.castError())
                 return
             }
-            dispatch(on: on, flags: flags) { step.runUnlessSettled(result, into: sink) }
+            dispatch(on: on, flags: flags) { step.runUnlessResolved(result, into: sink) }
         }
         return link
     }

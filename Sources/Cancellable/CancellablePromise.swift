@@ -35,15 +35,15 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     let handle: CancelHandle
 
     /// A pending cancellable promise that runs `callbacks` if it is cancelled — and, with
-    /// `cancelsCallbacksOnResolution` (an `autoCancel` combinator), also when it resolves, with
+    /// `cancelsInputsOnResolution` (an `autoCancel` combinator), also when it resolves, with
     /// ``CancellationReason/lostRace``.
     @inlinable
-    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
+    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsInputsOnResolution: Bool = false) {
         promise = Promise(state: nil)
         handle = CancelHandle(
             state: LockedCancellationState(
                 callbacks: callbacks,
-                cancelsCallbacksOnResolution: cancelsCallbacksOnResolution,
+                cancelsInputsOnResolution: cancelsInputsOnResolution,
                 box: promise,
                 rejectBox: Self.rejectBox
             )
@@ -63,7 +63,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     // shared work alive). Its cancel handlers stay until it resolves: they may own the work.
     deinit {
         let state = handle.state
-        let action = state.withLock { $0.holderReleased() }
+        let action = state.withLock { $0.releaseHolder() }
         state.carryOut(consume action)
     }
 
@@ -82,7 +82,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         handle = CancelHandle(
             state: LockedCancellationState(
                 callbacks: OnCancelList(),
-                cancelsCallbacksOnResolution: false,
+                cancelsInputsOnResolution: false,
                 box: promise,
                 rejectBox: Self.rejectBox
             )

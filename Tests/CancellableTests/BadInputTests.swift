@@ -4,7 +4,7 @@ import PromiseCore
 import TestSupport
 import Testing
 
-/// SPEC §7 and issue 6's bad-input table: each misuse has a documented outcome (see `Docs/Guarantees.md`),
+/// Issue 6's bad-input table: each misuse has a documented outcome (the Guarantees article's *Bad input*, in the Cancellable catalog),
 /// and none crashes, deadlocks or leaks.
 @Suite struct BadInputTests {
     @Test func emptyInputs() {

@@ -4,8 +4,8 @@ import PromiseCore
 import TestSupport
 import Testing
 
-/// Every cancellable operation, over work that never resolves, then abandoned: the promises, their cancel
-/// handlers and everything the handlers captured are freed, and nothing is logged (SPEC §5.7).
+/// Every cancellable operation, over work that never resolves, then orphaned: the promises, their cancel
+/// handlers and everything the handlers captured are freed, and nothing is logged (Guarantees, rule 7).
 @Suite struct CancellableLeakTests {
     func expectFreed(_ build: ([CancellablePromise<Int>]) -> Void) {
         weak var weakInput: CancellablePromise<Int>?
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func retriesAndDelays() {
-        // A retry whose attempt never resolves, abandoned, and one cancelled. The body hands the attempt over
+        // A retry whose attempt never resolves, orphaned, and one cancelled. The body hands the attempt over
         // rather than capturing it: a retry keeps its body for later attempts, so a body that held its own
         // attempt would be the caller's cycle (as with a `then` body capturing the promise it is attached to).
         expectFreed { inputs in

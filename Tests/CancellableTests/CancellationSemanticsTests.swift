@@ -4,8 +4,8 @@ import PromiseCore
 import TestSupport
 import Testing
 
-/// SPEC §5, one test (or a few) per clause. These are the promises users cannot see and must trust.
-@Suite("Cancellation semantics (SPEC §5)") struct CancellationSemanticsTests {
+/// The Guarantees rules, one test (or a few) per rule. These are the promises users cannot see and must trust.
+@Suite("Cancellation semantics (the Guarantees rules)") struct CancellationSemanticsTests {
     /// A cancellable promise whose work is controlled by the test, counting cancel-handler runs.
     static func work<T>(
         _ type: T.Type = Int.self
@@ -19,7 +19,7 @@ import Testing
         return (promise, captured, cancels)
     }
 
-    @Test("§5.1 cancel() is idempotent and isCancelled is true after the first call")
+    @Test("Rule 1: cancel() is idempotent and isCancelled is true after the first call")
     func cancelIsIdempotent() {
         let (promise, _, cancels) = Self.work()
         #expect(!promise.isCancelled)
@@ -31,7 +31,7 @@ import Testing
         #expect(cancels.current == 1)
     }
 
-    @Test("§5.1 cancel() is thread-safe: many threads, one cancellation")
+    @Test("Rule 1: cancel() is thread-safe: many threads, one cancellation")
     func cancelIsThreadSafe() {
         for _ in 0..<200 {
             let (promise, _, cancels) = Self.work()
@@ -48,7 +48,7 @@ import Testing
         }
     }
 
-    @Test("§5.2 cancelling a pending promise runs the handler once and rejects before cancel() returns")
+    @Test("Rule 2: cancelling a pending promise runs the handler once and rejects before cancel() returns")
     func cancelRejectsBeforeReturning() {
         let (promise, resolver, cancels) = Self.work()
         promise.cancel()
@@ -60,7 +60,7 @@ import Testing
         #expect(cancels.current == 1)
     }
 
-    @Test("§5.3 cancel() after resolution neither runs the handler nor changes the result")
+    @Test("Rule 3: cancel() after resolution neither runs the handler nor changes the result")
     func cancelAfterResolutionIsANoOp() {
         let (fulfilled, resolver, cancels) = Self.work()
         resolver.fulfill(7)
@@ -77,7 +77,7 @@ import Testing
         #expect(rejectedCancels.current == 0)
     }
 
-    @Test("§5.3 cancel racing fulfil: one winner, handler runs iff cancel won")
+    @Test("Rule 3: cancel racing fulfil: one winner, handler runs iff cancel won")
     func cancelRacingFulfilHasOneWinner() {
         for _ in 0..<2_000 {
             let (promise, resolver, cancels) = Self.work()
@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    @Test("§5.4 default catch skips cancellation, .allErrors sees it, ensure always runs")
+    @Test("Rule 4: default catch skips cancellation, .allErrors sees it, ensure always runs")
     func catchPoliciesAndEnsure() {
         let (promise, _, _) = Self.work()
         nonisolated(unsafe) var defaultCaught = false
@@ -116,7 +116,7 @@ import Testing
         #expect(finallyRan)
     }
 
-    @Test("§5.5 cancelling a link cancels every pending link upstream")
+    @Test("Rule 5: cancelling a link cancels every pending link upstream")
     func cancellingDownstreamCancelsUpstream() {
         let (root, _, rootCancels) = Self.work()
         let last = root.map(on: nil) { $0 + 1 }.then(on: nil) { Promise.value($0) }.done(on: nil) { _ in }
@@ -126,7 +126,7 @@ import Testing
         #expect(last.isCancelled)
     }
 
-    @Test("§5.5 cancelling a chain cancels the promise the running then body returned")
+    @Test("Rule 5: cancelling a chain cancels the promise the running then body returned")
     func cancellingReachesTheReturnedPromise() {
         let (first, firstResolver, _) = Self.work()
         let (second, _, secondCancels) = Self.work()
@@ -138,7 +138,7 @@ import Testing
         #expect(second.isCancelled)
     }
 
-    @Test("§5.5 a body that returns after the chain was cancelled has its promise cancelled at once")
+    @Test("Rule 5: a body that returns after the chain was cancelled has its promise cancelled at once")
     func promiseReturnedAfterCancelIsCancelled() async throws {
         let (first, firstResolver, _) = Self.work()
         let (second, _, secondCancels) = Self.work()
@@ -159,7 +159,7 @@ import Testing
         #expect(second.isCancelled)
     }
 
-    @Test("§5.5 cancelling upstream rejects every link downstream with the cancellation")
+    @Test("Rule 5: cancelling upstream rejects every link downstream with the cancellation")
     func upstreamCancellationFlowsDown() {
         let (root, _, _) = Self.work()
         let last = root.map(on: nil) { $0 }.done(on: nil) { _ in }
@@ -168,7 +168,7 @@ import Testing
         #expect(last.isCancelled)
     }
 
-    @Test("§5.6 autoCancel: once decided, inputs still pending are cancelled")
+    @Test("Rule 6: autoCancel: once decided, inputs still pending are cancelled")
     func autoCancelCancelsLosers() {
         let inputs = (0..<3).map { _ in Self.work() }
         let winner = race(inputs.map(\.promise), autoCancel: true)
@@ -177,7 +177,7 @@ import Testing
         #expect(inputs.map { $0.cancels.current } == [1, 0, 1])
     }
 
-    @Test("§5.6 autoCancel: cancelling the combinator cancels all inputs")
+    @Test("Rule 6: autoCancel: cancelling the combinator cancels all inputs")
     func cancellingTheCombinatorCancelsInputs() {
         let inputs = (0..<3).map { _ in Self.work() }
         let all = when(fulfilled: inputs.map(\.promise), autoCancel: true)
@@ -185,7 +185,7 @@ import Testing
         #expect(inputs.allSatisfy { $0.promise.isCancelled && $0.cancels.current == 1 })
     }
 
-    @Test("§5.6 without autoCancel the combinator never cancels its inputs")
+    @Test("Rule 6: without autoCancel the combinator never cancels its inputs")
     func withoutAutoCancelInputsSurvive() {
         let inputs = (0..<3).map { _ in Self.work() }
         let winner = race(inputs.map(\.promise))
@@ -197,7 +197,7 @@ import Testing
         #expect(inputs[1].promise.isPending && inputs[2].promise.isPending)
     }
 
-    @Test("§5.7 after cancel the cancel handler and captured values are released")
+    @Test("Rule 7: after cancel the cancel handler and captured values are released")
     func cancelReleasesCaptures() {
         weak var weakCapture: Tracked?
         weak var weakPromise: CancellablePromise<Int>?
@@ -214,7 +214,7 @@ import Testing
         #expect(weakPromise == nil)
     }
 
-    @Test("§5.7 after fulfilment the cancel handler is released")
+    @Test("Rule 7: after fulfilment the cancel handler is released")
     func fulfilmentReleasesTheCancelHandler() {
         weak var weakCapture: Tracked?
         let (promise, resolver): (CancellablePromise<Int>, Resolver<Int>) = {
@@ -233,8 +233,8 @@ import Testing
         #expect(promise.value == 1)
     }
 
-    @Test("§5.7 an abandoned pending chain is released and logs nothing")
-    func abandonedChainIsReleasedSilently() {
+    @Test("Rule 7: an orphaned pending chain is released and logs nothing")
+    func orphanedChainIsReleasedSilently() {
         weak var weakRoot: CancellablePromise<Int>?
         weak var weakLast: CancellablePromise<Void>?
         weak var weakCapture: Tracked?
@@ -253,7 +253,7 @@ import Testing
         #expect(events.isEmpty)
     }
 
-    @Test("§5.8 wrapping a resolved promise or guarantee is resolved when the call returns")
+    @Test("Rule 8: wrapping a resolved promise or guarantee is resolved when the call returns")
     func wrappingIsTransparent() {
         #expect(Promise.value(1).asCancellable().value == 1)
         let error = TestError()

@@ -3,7 +3,7 @@ import PromiseCore
 import TestSupport
 import Testing
 
-/// SPEC §3: PromiseKit's and Cancellable's overloads coexist at their natural call sites. Each call below is
+/// PromiseKit's and Cancellable's overloads coexist at their natural call sites. Each call below is
 /// written without a type annotation (an annotation would steer the choice); the helpers then check the
 /// type that was chosen.
 @Suite struct OverloadResolutionTests {

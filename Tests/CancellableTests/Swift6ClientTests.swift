@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// A main-actor view model drives a cancellable download and updates its own state in `done`/`catch`/
-/// `finally` on the default (main) queue, without `MainActor.assumeIsolated` (SPEC §2).
+/// `finally` on the default (main) queue, without `MainActor.assumeIsolated` (the Swift 6 apps article).
 @MainActor
 final class DownloadViewModel {
     var text = ""

@@ -64,7 +64,7 @@ import Testing
         #expect(weakAll == nil)
     }
 
-    @Test func anAbandonedPendingPromiseIsReleased() {
+    @Test func anOrphanedPendingPromiseIsReleased() {
         weak var weakPromise: Promise<Int>?
         weak var weakCapture: Tracked?
         _ = LogCapture.events {
@@ -79,9 +79,9 @@ import Testing
     }
 }
 
-/// Abandoned pending graphs (the work will never resolve and nobody holds anything) are freed: no
+/// Orphaned pending graphs (the work will never resolve and nobody holds anything) are freed: no
 /// combinator closes a reference cycle through its inputs.
-@Suite struct AbandonedGraphLeakTests {
+@Suite struct OrphanedGraphLeakTests {
     /// Builds a graph over inputs that never resolve, drops everything, and checks the inputs are gone.
     func expectFreed(_ build: ([Promise<Int>]) -> Void) {
         weak var weakInput: Promise<Int>?

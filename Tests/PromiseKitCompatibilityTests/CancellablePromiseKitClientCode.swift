@@ -118,7 +118,7 @@ final class LegacyDownloader {
 
     /// The wrapper pattern, released while pending (issue 14, item 4): its `cancelPromise` is fulfilled, so what
     /// waits on it ends.
-    func abandonedWrapper(whenReleased: @escaping () -> Void) {
+    func orphanedWrapper(whenReleased: @escaping () -> Void) {
         let (never, _) = Promise<String>.pending()
         _ = CancellablePromise<String>(wrapper: { cancelPromise in
             cancelPromise.done { whenReleased() }.cauterize()

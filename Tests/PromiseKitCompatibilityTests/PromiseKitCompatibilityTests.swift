@@ -139,7 +139,7 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
     func testAWrapperReleasedWhilePendingFulfilsItsCancelPromise() {
         let downloader = LegacyDownloader()
         let released = expectation(description: "released")
-        downloader.abandonedWrapper { released.fulfill() }
+        downloader.orphanedWrapper { released.fulfill() }
         wait(for: [released], timeout: 10)
     }
 

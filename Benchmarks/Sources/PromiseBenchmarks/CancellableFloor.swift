@@ -5,7 +5,7 @@ struct FloorCancelled: Error {}
 
 /// "The cancellable floor": the leanest correct thread-safe cancellable promise — one object: a 4-byte lock
 /// stored inline (`Mutex`), the result, the first handler and the first cancel action stored inline (an array
-/// only for a second one), a count of consumers for shared work, and cancel actions that run once, outside the
+/// only for a second one), a count of open votes for shared work, and cancel actions that run once, outside the
 /// lock, if a cancel wins. `map` links cancel their parent; `race` cancels its losers before it resolves;
 /// `sharedRace` is one consumer of each input, which is cancelled once every consumer has cancelled. Handlers
 /// and cancellation run inline and **recursively**; an abandoned pending graph is a cycle (a link's cancel action
@@ -27,8 +27,8 @@ final class CancellableFloorNode<T, Slot>: @unchecked Sendable {
     @exclusivity(unchecked) private var moreHandlers: [(Result<T, Error>) -> Void] = []
     @exclusivity(unchecked) private var firstCancelAction: (() -> Void)?
     @exclusivity(unchecked) private var moreCancelActions: [() -> Void] = []
-    /// Consumers that may still cancel this promise (``addConsumer()``), for shared work.
-    @exclusivity(unchecked) private var consumers = 0
+    /// Votes still open on this promise (``addVote()``), for shared work.
+    @exclusivity(unchecked) private var openVotes = 0
 
     init() where Slot == Result<T, Error>? {
         result = nil
@@ -94,16 +94,16 @@ extension CancellableFloorNode where Slot == Result<T, Error>? {
         if let resolved { handler(resolved) }
     }
 
-    /// Counts a consumer that may cancel this promise through ``consumerCancelled()`` (shared work).
-    func addConsumer() {
-        lock.withLock { _ in consumers += 1 }
+    /// Opens a vote for a consumer that may cancel this promise through ``castVote()`` (shared work).
+    func addVote() {
+        lock.withLock { _ in openVotes += 1 }
     }
 
-    /// One consumer cancelled: the promise is cancelled once every consumer counted has.
-    func consumerCancelled() {
+    /// One vote cast: the promise is cancelled once every vote opened has been.
+    func castVote() {
         let last = lock.withLock { _ -> Bool in
-            consumers -= 1
-            return consumers == 0
+            openVotes -= 1
+            return openVotes == 0
         }
         if last { cancel() }
     }
@@ -146,10 +146,10 @@ extension CancellableFloorNode where Slot == Result<T, Error>? {
         let winner = CancellableFloorPromise<T>()
         let decision = RaceDecision()
         for input in inputs {
-            input.addConsumer()
+            input.addVote()
             input.whenComplete { result in
                 guard decision.claim() else { return }
-                for input in inputs { input.consumerCancelled() }
+                for input in inputs { input.castVote() }
                 winner.resolve(result)
             }
         }

@@ -153,7 +153,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         }
         if let cancellable = next as? CancellablePromise<U.T> {
             // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
-            let vote = cancellable.handle.addConsumer()
+            let vote = cancellable.handle.addVote()
             install { vote.cast($0) }
         }
         next.pipe { result in

@@ -24,10 +24,10 @@ func combine<T, C: Thenable>(
     if autoCancel {
         votes.reserveCapacity(inputs.count)
         for input in inputs {
-            votes.append(.vote(input.handle.addConsumer()))
+            votes.append(.vote(input.handle.addVote()))
         }
     }
-    let combined = CancellablePromise<C.T>(callbacks: votes, cancelsCallbacksOnResolution: autoCancel)
+    let combined = CancellablePromise<C.T>(callbacks: votes, cancelsInputsOnResolution: autoCancel)
     combined.follow(core)
     return combined
 }

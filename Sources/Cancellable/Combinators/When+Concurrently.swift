@@ -31,7 +31,7 @@ public func when<It: IteratorProtocol, T>(
     // combined promise resolves: like an `autoCancel` combinator's votes, this runs on resolution too.
     let combined = CancellablePromise<[T]>(
         callbacks: OnCancelList { reason in inFlight.cancelAll(reason: reason, closing: true) },
-        cancelsCallbacksOnResolution: true
+        cancelsInputsOnResolution: true
     )
     let tracked = InFlightIterator(base: promiseIterator, inFlight: inFlight)
     combined.follow(PromiseCore.when(fulfilled: tracked, concurrently: concurrently))
@@ -48,7 +48,7 @@ where Base.Element == CancellablePromise<T> {
     mutating func next() -> CancellablePromise<T>? {
         guard !inFlight.isClosed, let promise = base.next() else { return nil }
         // If the outcome was decided while `base` made it, `track` cancels it at once.
-        let vote = promise.handle.addConsumer()
+        let vote = promise.handle.addVote()
         inFlight.track({ vote.cast($0) }, until: promise.promise)
         return promise
     }

@@ -25,13 +25,13 @@ struct CancelHandle {
         state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
     }
 
-    /// Counts a consumer that may cancel this promise (a link downstream, a promise following it, a timeout, an
-    /// `autoCancel` combinator) and returns its vote: casting it cancels the promise once every consumer counted
-    /// so far has cancelled or been released; releasing it uncast withdraws it (Docs/Design/0003, "Reasons and
-    /// consumers").
+    /// Opens a vote for a consumer that may cancel this promise (a link downstream, a promise following it, a
+    /// timeout, an `autoCancel` combinator): casting it cancels the promise once every vote opened so far has been
+    /// cast or withdrawn, at least one cast; releasing it uncast withdraws it (Docs/Design/0003, "Reasons and
+    /// votes").
     @inlinable
-    func addConsumer() -> ConsumerVote {
-        ConsumerVote(on: state, counted: state.withLock { $0.addConsumer() })
+    func addVote() -> Vote {
+        Vote(on: state, isOpen: state.withLock { $0.addVote() })
     }
 
     /// Runs `callback` if the promise is cancelled while pending, at once if it is cancelled already.
@@ -64,57 +64,46 @@ final class CancelHold {
     deinit {
         guard counted else { return }
         let state = handle.state
-        let action = state.withLock { $0.holderReleased() }
+        let action = state.withLock { $0.releaseHolder() }
         state.carryOut(consume action)
     }
 }
 
 /// A consumer's say in cancelling an upstream promise. Casting it (``cast(_:)``) counts the consumer as
 /// cancelled; releasing it uncast withdraws it, as if the consumer had never attached — unless every other
-/// consumer has cancelled, in which case the upstream promise is cancelled then.
+/// vote was cast, in which case the upstream promise is cancelled then.
 ///
 /// A link's vote on its upstream lives in the link's cancel callbacks, so it is released — withdrawn — when the
-/// link resolves or when nobody can cancel the link any more (its object and every consumer of it released):
-/// a branch dropped at once does not keep shared work alive. Not generic: casting and withdrawing need no
-/// generic metadata (the state rejects its box through a function made where `T` is known).
+/// link resolves or when the link is orphaned (nobody can cancel it any more: its object released, and every
+/// vote on it closed): an orphaned branch does not keep shared work alive. Not generic: casting and withdrawing
+/// need no generic metadata (the state rejects its box through a function made where `T` is known).
 @usableFromInline
-final class ConsumerVote {
+final class Vote {
     @usableFromInline
     let state: LockedCancellationState
-    /// Whether the vote was cast, withdrawn, or never counted; only touched under the upstream state's lock,
-    /// which already makes every access exclusive: the run-time exclusivity check is skipped.
+    /// Whether the vote is open: counted, neither cast nor withdrawn. Only touched under the upstream state's
+    /// lock, by the state machine (``CancellationState/castVote(_:reason:)``,
+    /// ``CancellationState/withdrawVote(_:)``), which already makes every access exclusive: the run-time
+    /// exclusivity check is skipped.
     @usableFromInline
     @exclusivity(unchecked)
-    var isSettled: Bool
+    var isOpen: Bool
 
     @inlinable
-    init(on state: LockedCancellationState, counted: Bool) {
+    init(on state: LockedCancellationState, isOpen: Bool) {
         self.state = state
-        isSettled = !counted
+        self.isOpen = isOpen
     }
 
     /// Counts this consumer as cancelled, for `reason`; the upstream promise is cancelled if it was the last.
     @inlinable
     func cast(_ reason: CancellationReason) {
-        let action = state.withLock { state -> CancellationState.CancelAction in
-            // A vote that was not counted (or cast already) changes no count, but makes sure a cancellation
-            // already decided has rejected the box before this returns.
-            guard !isSettled else {
-                if state.phase == .pending { return .otherConsumersRemain }
-                return state.cancel(reason: reason)
-            }
-            isSettled = true
-            return state.consumerCancelled(reason: reason)
-        }
+        let action = state.withLock { $0.castVote(&isOpen, reason: reason) }
         _ = state.carryOut(action, reason: reason)
     }
 
     deinit {
-        let action = state.withLock { state -> CancellationState.ReleaseAction in
-            guard !isSettled else { return .none }
-            isSettled = true
-            return state.consumerReleased()
-        }
+        let action = state.withLock { $0.withdrawVote(&isOpen) }
         state.carryOut(consume action)
     }
 }
@@ -188,7 +177,7 @@ struct LinkSink<U> {
     @inlinable
     func follow<V: Thenable>(_ thenable: V, inHandler: Bool = true) where V.T == U {
         if let cancellable = thenable as? CancellablePromise<U> {
-            let cancelInner = cancellable.handle.addConsumer()
+            let cancelInner = cancellable.handle.addVote()
             if case .runNow(let reason) = state.withLock({ $0.add(.vote(cancelInner)) }) {
                 cancelInner.cast(reason)
             }

@@ -30,8 +30,8 @@ struct CancellationState {
         case inputsBeingCancelled
         /// The promise resolved first; nothing to do.
         case alreadyResolved
-        /// A consumer cancelled, but others still want the result: nothing to do yet.
-        case otherConsumersRemain
+        /// A vote was cast, but other votes are still open: nothing to do yet.
+        case otherVotesOpen
     }
 
     @usableFromInline
@@ -59,9 +59,9 @@ struct CancellationState {
     /// What a withdrawn vote, or the release of the promise object, leads to.
     @usableFromInline
     enum ReleaseAction {
-        /// Nothing: someone can still cancel the promise, or it is settled.
+        /// Nothing: someone can still cancel the promise, or it is cancelled or resolved already.
         case none
-        /// Every consumer left has cancelled: cancel the promise for the last one's reason, carrying out `action`.
+        /// Every other vote was cast: cancel the promise for the last cast's reason, carrying out `action`.
         case cancel(CancelAction, CancellationReason)
         /// Nobody can cancel the promise any more: release `entries` — its votes upstream (which withdraws them)
         /// and a wrapper's `cancelPromise` (which fulfils it) — in the release loop. Cancel handlers stay until
@@ -79,20 +79,20 @@ struct CancellationState {
     var callbacks: OnCancelList
     @usableFromInline
     var phase: Phase
-    /// Whether this promise cancels its callbacks (its votes on its inputs) when it resolves: an `autoCancel`
-    /// combinator.
+    /// Whether this promise cancels its inputs when it resolves, before its box (an `autoCancel` combinator): its
+    /// callbacks — its votes on its inputs — are cast with ``CancellationReason/lostRace``.
     @usableFromInline
-    var cancelsCallbacksOnResolution: Bool
-    /// How many consumers' votes are outstanding: consumers that can cancel this promise (links, followers,
-    /// timeouts, `autoCancel` combinators) and have neither cancelled nor been released. When the last one
-    /// leaves, the promise is cancelled if any consumer cancelled (for the last one's ``reason``).
+    var cancelsInputsOnResolution: Bool
+    /// How many votes are open: counted (``addVote()``), neither cast nor withdrawn. Each belongs to a consumer
+    /// that can cancel this promise (a link, a follower, a timeout, an `autoCancel` combinator). When the last
+    /// one closes, the promise is cancelled if any vote was cast (for the last cast's ``reason``).
     @usableFromInline
-    var liveVotes: UInt32
+    var openVotes: UInt32
     /// How many holders can still cancel the promise directly: its `CancellablePromise` object, while alive
     /// (its owner can call `cancel()` or attach links), and the ``CancelHold``s of scopes and finalizers.
     @usableFromInline
     var holders: UInt32
-    /// While pending, the reason of the last consumer that cancelled while others remained (`nil` if none has);
+    /// While pending, the reason of the last vote cast while others remained open (`nil` if none was);
     /// once cancelled, why; once resolved, `nil`.
     @usableFromInline
     var reason: CancellationReason?
@@ -101,7 +101,7 @@ struct CancellationState {
     @usableFromInline
     enum Phase: UInt8 {
         /// Neither cancelled nor resolved; the callbacks run if a cancel comes first. ``reason`` is the reason of
-        /// the last consumer that cancelled while others remained, if any.
+        /// the last vote cast while others remained open, if any.
         case pending
         /// `cancel()` won: the promise is (being) rejected with `CancellablePromiseError(reason:)`, ``reason``.
         case cancelled
@@ -110,11 +110,11 @@ struct CancellationState {
     }
 
     @inlinable
-    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsCallbacksOnResolution: Bool = false) {
+    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsInputsOnResolution: Bool = false) {
         self.callbacks = callbacks
         phase = .pending
-        self.cancelsCallbacksOnResolution = cancelsCallbacksOnResolution
-        liveVotes = 0
+        self.cancelsInputsOnResolution = cancelsInputsOnResolution
+        openVotes = 0
         holders = 1
         reason = nil
     }
@@ -131,43 +131,57 @@ struct CancellationState {
         cancellationReason != nil
     }
 
-    /// Whether the promise is pending and nobody can cancel it any more: its object is released and no consumer
-    /// that could cancel it is left.
+    /// Whether the promise is orphaned: pending, and nobody can cancel it any more — no holder (its object is
+    /// released, and no scope or finalizer holds it) and no open vote.
     @inlinable
     var isOrphaned: Bool {
-        phase == .pending && holders == 0 && liveVotes == 0
+        phase == .pending && holders == 0 && openVotes == 0
     }
 
-    /// Counts a new consumer that may later cancel through ``consumerCancelled(reason:)`` or leave through
-    /// ``consumerReleased()``.
+    /// Counts a new consumer's vote: the consumer may later cast it (``castVote(_:reason:)``) or withdraw it
+    /// (``withdrawVote(_:)``).
     ///
-    /// - Returns: whether the vote counts (the promise is pending); a vote that does not count changes nothing.
+    /// - Returns: whether the vote is open — counted, because the promise is pending. A vote that is not open
+    ///   changes nothing when it is cast or withdrawn.
     @inlinable
-    mutating func addConsumer() -> Bool {
+    mutating func addVote() -> Bool {
         guard phase == .pending else { return false }
-        liveVotes &+= 1
+        openVotes &+= 1
         return true
     }
 
-    /// One counted consumer cancelled: cancels the promise if it was the last one still wanting the result.
+    /// A consumer casts its vote (`isOpen` is the vote's own flag, kept under this state's lock): the promise is
+    /// cancelled if it was the last open vote.
+    ///
+    /// A vote that is no longer open — cast already, withdrawn, or never counted — changes no count, but if a
+    /// cancellation has already been decided it re-asserts it (``CancelAction/alreadyCancelled(_:)``), so that the
+    /// caster returns with the rejection in place.
     @inlinable
-    mutating func consumerCancelled(reason: CancellationReason) -> CancelAction {
+    mutating func castVote(_ isOpen: inout Bool, reason: CancellationReason) -> CancelAction {
+        guard isOpen else {
+            if phase == .pending { return .otherVotesOpen }
+            return cancel(reason: reason)
+        }
+        isOpen = false
         guard phase == .pending else { return cancel(reason: reason) }
-        liveVotes &-= 1
-        guard liveVotes == 0 else {
+        openVotes &-= 1
+        guard openVotes == 0 else {
             self.reason = reason
-            return .otherConsumersRemain
+            return .otherVotesOpen
         }
         return cancel(reason: reason)
     }
 
-    /// One counted consumer was released without cancelling: nobody can cancel through it any more. If every
-    /// other consumer has cancelled, the promise is cancelled now; if nobody at all can cancel it, it is orphaned.
+    /// A consumer's vote is withdrawn uncast (the vote was released): nobody can cancel through it any more. If
+    /// every other vote was cast, the promise is cancelled now, for the last cast's reason — a withdrawal never
+    /// loses a cast; if nobody at all can cancel it, it is orphaned.
     @inlinable
-    mutating func consumerReleased() -> ReleaseAction {
+    mutating func withdrawVote(_ isOpen: inout Bool) -> ReleaseAction {
+        guard isOpen else { return .none }
+        isOpen = false
         guard phase == .pending else { return .none }
-        liveVotes &-= 1
-        guard liveVotes == 0 else { return .none }
+        openVotes &-= 1
+        guard openVotes == 0 else { return .none }
         if let reason {
             return .cancel(cancel(reason: reason), reason)
         }
@@ -185,9 +199,9 @@ struct CancellationState {
     }
 
     /// A holder was released — the `CancellablePromise` object was deallocated, or a ``CancelHold`` — : if no
-    /// other holder and no consumer can cancel the promise, it is orphaned.
+    /// other holder and no open vote is left, the promise is orphaned.
     @inlinable
-    mutating func holderReleased() -> ReleaseAction {
+    mutating func releaseHolder() -> ReleaseAction {
         holders &-= 1
         return releaseIfOrphaned()
     }
@@ -204,9 +218,9 @@ struct CancellationState {
         case .pending:
             phase = .cancelled
             self.reason = reason
-            return cancelsCallbacksOnResolution ? .cancelInputsThenReject(takeCallbacks()) : .cancel(takeCallbacks())
+            return cancelsInputsOnResolution ? .cancelInputsThenReject(takeCallbacks()) : .cancel(takeCallbacks())
         case .cancelled:
-            return cancelsCallbacksOnResolution
+            return cancelsInputsOnResolution
                 ? .inputsBeingCancelled : .alreadyCancelled(self.reason.unsafelyUnwrapped)
         case .resolved:
             return .alreadyResolved
@@ -219,7 +233,7 @@ struct CancellationState {
         case .pending:
             phase = .resolved
             reason = nil
-            return cancelsCallbacksOnResolution
+            return cancelsInputsOnResolution
                 ? .cancelInputsThenResolve(takeCallbacks()) : .resolve(released: takeCallbacks())
         case .cancelled, .resolved:
             return .ignore
@@ -252,7 +266,7 @@ struct CancellationState {
     /// combinator keeps its votes: it casts them itself when its outcome is decided.
     @usableFromInline
     mutating func takeReleasedWhenOrphaned() -> OnCancelList {
-        guard !cancelsCallbacksOnResolution else { return OnCancelList() }
+        guard !cancelsInputsOnResolution else { return OnCancelList() }
         let all = takeCallbacks()
         var released = OnCancelList()
         // Entry by entry, without gathering them into an array first: most lists have one entry, stored inline.
@@ -273,7 +287,7 @@ enum OnCancelEntry {
     case action(CancellationState.OnCancel)
     /// Cast this vote: cancel an upstream promise, as one of its consumers (a link's upstream, the promise a
     /// `then` body returned, a combinator's input). Released without being cast, it withdraws.
-    case vote(ConsumerVote)
+    case vote(Vote)
     /// Reject this `cancelPromise` (of `init(wrapper:)`). Released without being rejected, it fulfils.
     case cancelPromise(CancelPromise)
 
@@ -387,14 +401,14 @@ final class LockedCancellationState: @unchecked Sendable {
     @inlinable
     init(
         callbacks: consuming OnCancelList,
-        cancelsCallbacksOnResolution: Bool,
+        cancelsInputsOnResolution: Bool,
         box: AnyObject,
         rejectBox: @escaping (AnyObject, CancellationReason) -> Void
     ) {
         lock = PromiseLock()
         // Made in place, not passed in: a state passed in is copied field by field (an outlined value-witness
         // copy, then the destruction of the original), on every cancellable promise.
-        state = CancellationState(callbacks: callbacks, cancelsCallbacksOnResolution: cancelsCallbacksOnResolution)
+        state = CancellationState(callbacks: callbacks, cancelsInputsOnResolution: cancelsInputsOnResolution)
         self.box = box
         self.rejectBox = rejectBox
     }
@@ -426,7 +440,7 @@ final class LockedCancellationState: @unchecked Sendable {
             // this call returns too. Resolving twice is harmless: the first resolution wins.
             if let box { rejectBox(box, winningReason) }
             return false
-        case .alreadyResolved, .otherConsumersRemain, .inputsBeingCancelled:
+        case .alreadyResolved, .otherVotesOpen, .inputsBeingCancelled:
             return false
         }
     }

@@ -23,10 +23,10 @@ extension LinkStep {
     @inlinable
     static var runsAfterCancel: Bool { false }
 
-    /// Runs the step unless its link was settled first (cancelled while the result travelled); a throw rejects
+    /// Runs the step unless its link was resolved first (cancelled while the result travelled); a throw rejects
     /// the link.
     @inlinable
-    func runUnlessSettled(_ result: Result<Input>, into sink: LinkSink<Output>) {
+    func runUnlessResolved(_ result: Result<Input>, into sink: LinkSink<Output>) {
         guard Self.runsAfterCancel || !sink.isResolved else { return }
         do {
             try run(result, into: sink)
@@ -43,7 +43,7 @@ enum LinkHandling {
 
     /// Whether a step handling these results runs for `result`.
     @inlinable
-    func hops<T>(for result: Result<T>) -> Bool {
+    func runs<T>(for result: Result<T>) -> Bool {
         switch (self, result) {
         case (.both, _), (.value, .fulfilled), (.error, .rejected): true
         case (.value, .rejected), (.error, .fulfilled): false

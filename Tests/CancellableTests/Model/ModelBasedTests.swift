@@ -80,7 +80,7 @@ final class RealRun: @unchecked Sendable {
     // @unchecked Sendable: `boxes` and `resolvers` are written only while building, before any thread starts;
     // the held objects and the counters are `Shared`.
     let program: Program
-    /// The nodes' objects, until a `drop` event releases one.
+    /// The nodes' objects, until a `releaseHolder` event releases one.
     private var held: [Shared<CancellablePromise<Int>?>] = []
     /// The nodes' promises, to read outcomes: holding them does not make a node cancellable.
     private var boxes: [Promise<Int>] = []
@@ -145,7 +145,7 @@ final class RealRun: @unchecked Sendable {
         case .fulfil(let root, let value): resolvers[root]!.fulfill(value)
         case .reject(let root): resolvers[root]!.reject(ModelError(root: root))
         case .cancel(let node): held[node].current?.cancel()
-        case .drop(let node):
+        case .releaseHolder(let node):
             _ = held[node].take()  // released here, outside the lock
         }
     }

@@ -29,7 +29,7 @@ struct Program: CustomStringConvertible {
         case reject(root: Int)
         case cancel(node: Int)
         /// Releases the node's `CancellablePromise` object (a branch nobody holds any more).
-        case drop(node: Int)
+        case releaseHolder(node: Int)
     }
 
     var nodes: [Kind] = []
@@ -67,7 +67,7 @@ struct Program: CustomStringConvertible {
         }
     }
 
-    /// The nodes that cancelling `node` cancels in turn (SPEC §5.5, §5.6).
+    /// The nodes that cancelling `node` cancels in turn (Guarantees, rules 5 and 6).
     func cancelTargets(of node: Int) -> [Int] {
         switch nodes[node] {
         case .root: return []
@@ -160,18 +160,18 @@ struct Program: CustomStringConvertible {
             program.events.append(.cancel(node: random.next(in: 0...(program.nodes.count - 1))))
         }
         // Any node but a `then`'s inner root (its body holds it) or a root whose only resolving event is a cancel
-        // (a dropped node cannot be cancelled any more, and every node must resolve).
+        // (an orphaned node cannot be cancelled any more, and every node must resolve).
         let cancelledRoots = Set(
             program.events.compactMap {
                 if case .cancel(let node) = $0 { return node }
                 return nil
             }
         )
-        let droppable = program.nodes.indices.filter {
+        let releasable = program.nodes.indices.filter {
             !program.innerRoots.contains($0) && !cancelledRoots.contains($0)
         }
-        for _ in 0..<random.next(in: 0...3) where !droppable.isEmpty {
-            program.events.append(.drop(node: droppable[random.next(in: 0...(droppable.count - 1))]))
+        for _ in 0..<random.next(in: 0...3) where !releasable.isEmpty {
+            program.events.append(.releaseHolder(node: releasable[random.next(in: 0...(releasable.count - 1))]))
         }
         for _ in 0..<random.next(in: 0...2) {
             let root = random.next(in: 0...(roots - 1))

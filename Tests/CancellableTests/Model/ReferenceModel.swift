@@ -26,7 +26,7 @@ enum Outcome: Hashable, CustomStringConvertible {
     }
 }
 
-/// A sequential reference model of SPEC §5: applies a program's events one by one and predicts every node's
+/// A sequential reference model of the Guarantees rules: applies a program's events one by one and predicts every node's
 /// outcome and every root's cancel-handler count exactly.
 ///
 /// Shared work (issue 14, item 8): every consumer that can cancel a node — a link, a `then` that follows it, an
@@ -41,10 +41,10 @@ struct ReferenceModel {
     private var bodyRan: [Bool]
     /// For `some`: values in the order they fulfilled.
     private var arrivals: [[Int]]
-    /// Whether the node's object is still held (no `drop` event yet).
+    /// Whether the node's object is still held (no `releaseHolder` event yet).
     private var held: [Bool]
     /// Votes on each node that are neither cast nor withdrawn.
-    private var liveVotes: [Int]
+    private var openVotes: [Int]
     /// Whether a vote on the node was cast while others remained.
     private var voteCast: [Bool]
     /// Each node's votes on other nodes, in the order they were made, until cast or withdrawn.
@@ -58,7 +58,7 @@ struct ReferenceModel {
         bodyRan = Array(repeating: false, count: count)
         arrivals = Array(repeating: [], count: count)
         held = Array(repeating: true, count: count)
-        liveVotes = Array(repeating: 0, count: count)
+        openVotes = Array(repeating: 0, count: count)
         voteCast = Array(repeating: false, count: count)
         votes = Array(repeating: [], count: count)
         for node in program.nodes.indices {
@@ -87,12 +87,12 @@ struct ReferenceModel {
         case .fulfil(let root, let value): resolve(root, .value(value))
         case .reject(let root): resolve(root, .error(root: root))
         case .cancel(let node): if held[node] { cancel(node) }
-        case .drop(let node): drop(node)
+        case .releaseHolder(let node): releaseHolder(node)
         }
     }
 
     private func isOrphaned(_ node: Int) -> Bool {
-        outcomes[node] == nil && !held[node] && liveVotes[node] == 0
+        outcomes[node] == nil && !held[node] && openVotes[node] == 0
     }
 
     private func isAutoCancelCombinator(_ node: Int) -> Bool {
@@ -103,7 +103,7 @@ struct ReferenceModel {
     /// A vote counts only on a pending node.
     private mutating func addVote(from consumer: Int, on target: Int) {
         guard outcomes[target] == nil else { return }
-        liveVotes[target] += 1
+        openVotes[target] += 1
         votes[consumer].append(target)
     }
 
@@ -115,8 +115,8 @@ struct ReferenceModel {
 
     private mutating func cast(from consumer: Int, on target: Int) {
         guard takeVote(from: consumer, on: target), outcomes[target] == nil else { return }
-        liveVotes[target] -= 1
-        if liveVotes[target] == 0 {
+        openVotes[target] -= 1
+        if openVotes[target] == 0 {
             cancel(target)
         } else {
             voteCast[target] = true
@@ -125,8 +125,8 @@ struct ReferenceModel {
 
     private mutating func withdraw(from consumer: Int, on target: Int) {
         guard takeVote(from: consumer, on: target), outcomes[target] == nil else { return }
-        liveVotes[target] -= 1
-        guard liveVotes[target] == 0 else { return }
+        openVotes[target] -= 1
+        guard openVotes[target] == 0 else { return }
         if voteCast[target] {
             cancel(target)
         } else if !held[target] {
@@ -140,14 +140,14 @@ struct ReferenceModel {
         for target in votes[node] { withdraw(from: node, on: target) }
     }
 
-    private mutating func drop(_ node: Int) {
+    private mutating func releaseHolder(_ node: Int) {
         guard held[node] else { return }
         held[node] = false
         if isOrphaned(node) { orphan(node) }
     }
 
-    /// §5.2/§5.3: a pending node is rejected, its handler runs once, and the cancel spreads through its votes
-    /// (§5.5, §5.6); a resolved node is left alone.
+    /// Rules 2 and 3: a pending node is rejected, its handler runs once, and the cancel spreads through its votes
+    /// (rules 5 and 6); a resolved node is left alone.
     private mutating func cancel(_ node: Int) {
         guard outcomes[node] == nil else { return }
         outcomes[node] = .cancelled
@@ -162,7 +162,7 @@ struct ReferenceModel {
         guard outcomes[node] == nil else { return }
         outcomes[node] = outcome
         notifyConsumers(of: node)
-        // §5.6: a decided autoCancel combinator cancels the inputs still pending; any other node's votes are
+        // Rule 6: a decided autoCancel combinator cancels the inputs still pending; any other node's votes are
         // withdrawn (its inputs have resolved).
         let autoCancel = isAutoCancelCombinator(node)
         for target in votes[node] {
@@ -254,7 +254,7 @@ extension Outcome {
     }
 }
 
-/// For runs where events race on several threads: the outcomes SPEC §5 allows each node, given what its
+/// For runs where events race on several threads: the outcomes the Guarantees rules allow each node, given what its
 /// inputs actually ended as.
 struct AllowedOutcomes {
     let program: Program

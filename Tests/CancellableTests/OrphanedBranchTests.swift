@@ -7,11 +7,12 @@ import Testing
 /// Issue 14, item 8: a branch that nobody can cancel any more — its promise object and every link built on it
 /// released — withdraws its vote on shared work; if every remaining consumer has cancelled, the work is cancelled
 /// then. A branch that someone still holds (an object, a scope, a finalizer, a timer) keeps protecting it.
-@Suite struct DroppedBranchTests {
+@Suite struct OrphanedBranchTests {
     typealias Branch = @Sendable (CancellablePromise<Int>) -> Void
 
-    /// Branches written as CancellablePromiseKit code writes side effects: the result is not kept.
-    static let droppedBranches: [(String, Branch)] = [
+    /// Branches written as CancellablePromiseKit code writes side effects: the result is not kept, so the branch is
+    /// orphaned at once.
+    static let orphanedBranches: [(String, Branch)] = [
         ("ensure", { _ = $0.ensure(on: nil) {} }),
         ("map", { _ = $0.map(on: nil) { $0 + 1 } }),
         ("done", { _ = $0.done(on: nil) { _ in } }),
@@ -26,20 +27,20 @@ import Testing
         ("race", { _ = race([$0, CancellablePromise<Int>.pending().promise]) }),
     ]
 
-    @Test(arguments: droppedBranches.map(\.0))
-    func aDroppedBranchDoesNotKeepSharedWorkAlive(branch name: String) {
-        let branch = Self.droppedBranches.first { $0.0 == name }!.1
+    @Test(arguments: orphanedBranches.map(\.0))
+    func anOrphanedBranchDoesNotKeepSharedWorkAlive(branch name: String) {
+        let branch = Self.orphanedBranches.first { $0.0 == name }!.1
         let (work, _, reasons) = CancellationReasonTests.work()
         branch(work)
         let ui = work.map(on: nil) { $0 }
         ui.cancel(reason: .superseded)
-        #expect(reasons.current == [.superseded], "the dropped \(name) branch withdrew its vote")
+        #expect(reasons.current == [.superseded], "the orphaned \(name) branch withdrew its vote")
         #expect(work.isCancelled)
     }
 
-    @Test(arguments: droppedBranches.map(\.0))
-    func aDroppedBranchCancelsTheWorkWhenTheOthersHaveAlreadyCancelled(branch name: String) {
-        let branch = Self.droppedBranches.first { $0.0 == name }!.1
+    @Test(arguments: orphanedBranches.map(\.0))
+    func anOrphanedBranchCancelsTheWorkWhenTheOthersHaveAlreadyCancelled(branch name: String) {
+        let branch = Self.orphanedBranches.first { $0.0 == name }!.1
         let (work, _, reasons) = CancellationReasonTests.work()
         do {
             let ui = work.map(on: nil) { $0 }
@@ -96,7 +97,7 @@ import Testing
         #expect(reasons.current == [.superseded])
     }
 
-    @Test func aDroppedTimeoutBranchKeepsItsVoteUntilItsDeadline() {
+    @Test func anOrphanedTimeoutBranchKeepsItsVoteUntilItsDeadline() {
         let scheduler = ManualScheduler()
         let (work, _, reasons) = CancellationReasonTests.work()
         Schedulers.$current.withValue(scheduler) {
@@ -109,9 +110,9 @@ import Testing
         #expect(reasons.current == [.timeout])
     }
 
-    /// An `autoCancel` combinator decides for its inputs: dropped, it still cancels the losers once decided (as in
+    /// An `autoCancel` combinator decides for its inputs: orphaned, it still cancels the losers once decided (as in
     /// CancellablePromiseKit), so its vote on a shared input stands until then.
-    @Test func aDroppedAutoCancelRaceKeepsItsVoteAndCancelsTheLoserWhenDecided() {
+    @Test func anOrphanedAutoCancelRaceKeepsItsVoteAndCancelsTheLoserWhenDecided() {
         let (work, _, reasons) = CancellationReasonTests.work()
         let (mirror, mirrorResolver) = CancellablePromise<Int>.pending()
         _ = race([work, mirror], autoCancel: true)
@@ -157,12 +158,12 @@ import Testing
         #expect(weakToken == nil, "released once the promise resolved")
     }
 
-    @Test func aThenBodyThatRunsAfterItsLinkWasDroppedDoesNotProtectTheInnerPromise() {
+    @Test func aThenBodyThatRunsAfterItsLinkWasOrphanedDoesNotProtectTheInnerPromise() {
         let (inner, _, reasons) = CancellationReasonTests.work()
         let (gate, open) = CancellablePromise<Void>.pending()
-        _ = gate.then(on: nil) { inner }  // dropped before the body runs
+        _ = gate.then(on: nil) { inner }  // orphaned before the body runs
         let ui = inner.map(on: nil) { $0 }
-        open.fulfill(())  // the body returns `inner`: the dropped link's vote on it is withdrawn at once
+        open.fulfill(())  // the body returns `inner`: the orphaned link's vote on it is withdrawn at once
         ui.cancel(reason: .superseded)
         #expect(reasons.current == [.superseded])
     }
@@ -172,11 +173,11 @@ import Testing
     @Test func withdrawalRacingACancel() {
         for _ in 0..<2_000 {
             let (work, _, cancels) = CancellationSemanticsTests.work()
-            let dropped = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
+            let orphaned = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
             let ui = work.map(on: nil) { $0 }
             runConcurrently(threads: 2) { thread in
                 if thread == 0 {
-                    _ = dropped.take()  // released here, outside the lock
+                    _ = orphaned.take()  // released here, outside the lock
                 } else {
                     ui.cancel()
                 }
@@ -191,12 +192,12 @@ import Testing
     @Test func withdrawalRacingACancelAndAResult() {
         for _ in 0..<2_000 {
             let (work, resolver, cancels) = CancellationSemanticsTests.work()
-            let dropped = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
+            let orphaned = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
             let ui = work.map(on: nil) { $0 }
             runConcurrently(threads: 3) { thread in
                 switch thread {
                 case 0:
-                    _ = dropped.take()
+                    _ = orphaned.take()
                 case 1: ui.cancel()
                 default: resolver.fulfill(1)
                 }
