@@ -110,8 +110,10 @@ public final class Resolver<T> {
 /// Where a resolver made by another module of this package (Cancellable) hands its results, instead of
 /// resolving a promise itself.
 ///
-/// Not API: public only because a class subclassed in another module must be `open`. A subclass holds what it
-/// needs to decide (for Cancellable, the promise and its cancellation state) in the same object, so that a
+/// Not API: public only because a class subclassed in another module must be `open` (a `package` class cannot be
+/// subclassed outside its module), and `@_spi` cannot hide it: `Resolver.resolve(_:)`, inlined into
+/// clients, names it. The underscore keeps it out of code completion and the documentation. A subclass holds what
+/// it needs to decide (for Cancellable, the promise and its cancellation state) in the same object, so that a
 /// cancellable resolver costs two small objects, not three.
 open class _ResolverGate<T> {
     @inlinable
