@@ -58,9 +58,9 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         promise.recordCreation(file: file, line: line)
     }
 
-    // Nobody can call `cancel()` on this promise or attach a link to it any more. If no consumer that can cancel
-    // it is left either, it is orphaned: it withdraws its own votes upstream (a dropped branch does not keep
-    // shared work alive). Its cancel handlers stay until it resolves: they may own the work.
+    // Nobody can call `cancel()` on this promise or attach a link to it any more. If no vote on it is open either,
+    // it is orphaned: it withdraws its own votes upstream (an orphaned branch does not keep shared work alive). Its
+    // cancel handlers stay until it resolves: they may own the work.
     deinit {
         let state = handle.state
         let action = state.withLock { $0.releaseHolder() }

@@ -125,7 +125,7 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
         XCTAssertEqual(downloader.progress, ["cancelled file"])
     }
 
-    func testADroppedSideBranchDoesNotKeepTheDownloadAlive() {
+    func testAnOrphanedSideBranchDoesNotKeepTheDownloadAlive() {
         let downloader = LegacyDownloader()
         let count = downloader.downloadWithSpinner("file")
         let stopped = expectation(description: "spinner")
