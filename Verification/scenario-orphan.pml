@@ -1,8 +1,9 @@
 /*
  * An orphaned promise whose holder is released while a vote is cast: P has two consumers, A = P.map and
- * B = P.map, and D = A.map consumes A. One thread releases A's object, then D's: D is orphaned and withdraws its
- * vote on A, which is then orphaned in turn — it withdraws its vote on P, and keeps its own cancel handler until it
- * resolves. Meanwhile another thread cancels B (B's vote on P is cast) and a third fulfils P's work.
+ * B = P.map, and D = A.map consumes A. One thread releases P's object, then A's, then D's: D is orphaned and
+ * withdraws its vote on A, which is then orphaned in turn — it withdraws its vote on P, and keeps its own cancel
+ * handler until it resolves. Meanwhile another thread cancels B (B's vote on P is cast, perhaps while P's holder is
+ * being released) and a third fulfils P's work.
  *
  * Checks, besides one outcome: P is cancelled iff both its votes closed, one cast, before its work fulfilled it;
  * A's cancel handler never runs (A is never cancelled: it resolves with P's result) and is released when A
@@ -30,6 +31,7 @@ ltl reachable_resolved { [] !(started && phase[P] == RESOLVED) }
 
 proctype Release(byte me) {
     THREAD_LOCALS;
+    perform(I_RELEASE_HOLDER, P, 0);
     perform(I_RELEASE_HOLDER, A, 0);
     perform(I_RELEASE_HOLDER, D, 0);
     done
