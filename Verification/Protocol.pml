@@ -174,6 +174,9 @@ byte finished;
     ((inputsOf[c] & (1 << (i))) == 0 || \
      (phase[i] != PENDING && (cancelledBy[i] != (c) + 1 || handlerRuns[i] == hasHandler[i])))
 
+/* What a box's handler receives from a box resolved with `v`: its own cancellation reaches it as a rejection. */
+#define handlerResult(v) ((v) == CANCELLED_BOX -> ERR : (v))
+
 /* Resolves box `p` with `v` (first wins) and queues its handlers. */
 inline resolveBox(p, v, r) {
     atomic {
@@ -196,8 +199,7 @@ inline resolveBox(p, v, r) {
     :: i > 0 ->
         i--;
         if
-        :: (w & (1 << i)) != 0 && v == CANCELLED_BOX -> push(I_DELIVER, i, ERR)
-        :: (w & (1 << i)) != 0 && v != CANCELLED_BOX -> push(I_DELIVER, i, v)
+        :: (w & (1 << i)) != 0 -> push(I_DELIVER, i, handlerResult(v))
         :: else -> skip
         fi
     :: else -> break
@@ -340,8 +342,7 @@ inline doPipe(p, d) {
     atomic {
         if
         :: box[p] == NONE -> watchers[p] = watchers[p] | (1 << d); w = NONE
-        :: box[p] == CANCELLED_BOX -> w = ERR
-        :: else -> w = box[p]
+        :: else -> w = handlerResult(box[p])
         fi
     }
     if :: w != NONE -> push(I_DELIVER, d, w) :: else -> skip fi

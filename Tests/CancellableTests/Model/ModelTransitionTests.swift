@@ -72,10 +72,6 @@ import Testing
         }
     }
 
-    static func reasonName(_ code: Int) -> String {
-        ["nil", "user", "timeout", "lostRace"][code]
-    }
-
     static let table: [Row] = {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -279,6 +275,7 @@ import Testing
     }
 }
 
+/// A reason code of the model, as the code spells the reason.
 private func reasonName(_ code: Int) -> String {
-    ModelTransitionTests.reasonName(code)
+    ["nil", "user", "timeout", "lostRace"][code]
 }
