@@ -157,16 +157,20 @@ struct CancellationState {
     /// cancellation has already been decided it re-asserts it (``CancelAction/alreadyCancelled(_:)``), so that the
     /// caster returns with the rejection in place.
     @inlinable
+    @inline(__always)
     mutating func castVote(_ isOpen: inout Bool, reason: CancellationReason) -> CancelAction {
-        guard isOpen else {
-            if phase == .pending { return .otherVotesOpen }
-            return cancel(reason: reason)
-        }
-        isOpen = false
-        guard phase == .pending else { return cancel(reason: reason) }
-        openVotes &-= 1
-        guard openVotes == 0 else {
-            self.reason = reason
+        // One call of `cancel(reason:)` for every path that reaches it, and inlined always: with three call sites
+        // the optimiser kept this and `cancel` out of the cancel loop (1% more instructions in race-cancel).
+        if isOpen {
+            isOpen = false
+            if phase == .pending {
+                openVotes &-= 1
+                guard openVotes == 0 else {
+                    self.reason = reason
+                    return .otherVotesOpen
+                }
+            }
+        } else if phase == .pending {
             return .otherVotesOpen
         }
         return cancel(reason: reason)
@@ -176,10 +180,21 @@ struct CancellationState {
     /// every other vote was cast, the promise is cancelled now, for the last cast's reason — a withdrawal never
     /// loses a cast; if nobody at all can cancel it, it is orphaned.
     @inlinable
+    @inline(__always)
     mutating func withdrawVote(_ isOpen: inout Bool) -> ReleaseAction {
+        // Most votes are released closed, or open on a promise that has settled: those checks are inlined into the
+        // vote's deinit. The rest is rare, and kept out of line: inlined too, it made the deinit's closure too big
+        // to inline into the lock's `withLock` (24 more instructions a vote in race-cancel).
         guard isOpen else { return .none }
         isOpen = false
         guard phase == .pending else { return .none }
+        return withdrawOpenVoteOnPendingPromise()
+    }
+
+    /// ``withdrawVote(_:)`` of an open vote on a pending promise.
+    @inlinable
+    @inline(never)
+    mutating func withdrawOpenVoteOnPendingPromise() -> ReleaseAction {
         openVotes &-= 1
         guard openVotes == 0 else { return .none }
         if let reason {
