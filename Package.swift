@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "PromiseCore", targets: ["PromiseCore"]),
         .library(name: "Cancellable", targets: ["Cancellable"]),
         .library(name: "CancellableURLSession", targets: ["CancellableURLSession"]),
+        // For test targets only: virtual time for every timer, the leak check, stubbed URLSession transfers.
+        .library(name: "PromiseTesting", targets: ["PromiseTesting"]),
     ],
     targets: [
         .target(name: "PromiseCore", swiftSettings: swiftSettings),
@@ -22,6 +24,13 @@ let package = Package(
         .target(
             name: "CancellableURLSession",
             dependencies: ["Cancellable", "PromiseCore"],
+            swiftSettings: swiftSettings
+        ),
+        // Imports Testing and XCTest where they exist (canImport): never link it into an app.
+        .target(name: "PromiseTesting", dependencies: ["PromiseCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PromiseTestingTests",
+            dependencies: ["PromiseTesting", "PromiseCore", "Cancellable", "CancellableURLSession"],
             swiftSettings: swiftSettings
         ),
         // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler.
@@ -33,7 +42,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseCoreTests",
-            dependencies: ["PromiseCore", "TestSupport"],
+            dependencies: ["PromiseCore", "PromiseTesting", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // A real HTTP server on 127.0.0.1 (POSIX sockets) that records what each connection did.
@@ -47,7 +56,7 @@ let package = Package(
         // the Swift 6 apps article's view model also runs against the loopback server.
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession", "LoopbackHTTPServer"],
+            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession", "PromiseTesting", "LoopbackHTTPServer"],
             swiftSettings: swiftSettings
         ),
         // Resolving, cancelling and releasing long chains and then-loops, each in a child process (Guarantees, rule 9);
@@ -60,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CancellableTests",
-            dependencies: ["Cancellable", "PromiseCore", "TestSupport"],
+            dependencies: ["Cancellable", "PromiseCore", "PromiseTesting", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // PromiseKit- and CancellablePromiseKit-era client code, compiled in Swift 5 language mode: proves

@@ -55,7 +55,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     convenience init(callbacks: OnCancelList = OnCancelList(), file: StaticString, line: UInt) {
         self.init(callbacks: callbacks)
-        promise.recordCreation(file: file, line: line)
+        promise.recordCreation(file: file, line: line, as: CancellablePromise<T>.self)
     }
 
     // Nobody can call `cancel()` on this promise or attach a link to it any more. If no vote on it is open either,

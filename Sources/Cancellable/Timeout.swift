@@ -18,7 +18,20 @@ extension CancellablePromise {
     ///
     /// A zero, negative or NaN interval times out at once, before this returns, if the promise is still
     /// pending; an infinite one never times out.
-    public func timeout(seconds: TimeInterval) -> CancellablePromise<T> {
+    ///
+    /// - Parameters:
+    ///   - seconds: how long the promise may take.
+    ///   - clock: where the time comes from: by default ``PromiseCore/PromiseClocks/current``, real time unless a
+    ///     test installed a clock. A test passes a `TestClock` and advances it instead of waiting:
+    ///
+    ///     ```swift
+    ///     let reply = fetch().timeout(seconds: 30, clock: clock)
+    ///     clock.advance(by: .seconds(30))   // reply rejects with TimeoutError, now
+    ///     ```
+    public func timeout(
+        seconds: TimeInterval,
+        clock: any PromiseClock = PromiseClocks.current
+    ) -> CancellablePromise<T> {
         // The vote is in the limited promise's callbacks and in the timer: releasing the limited promise does not
         // withdraw it while the timer can still cast it.
         let cancelUpstream = handle.addVote()
@@ -41,7 +54,7 @@ extension CancellablePromise {
             return limited
         }
         let cancelTimer = scheduleReleasably(
-            on: Schedulers.current,
+            on: clock,
             after: DispatchTimeInterval(clampingSeconds: seconds),
             expire
         )

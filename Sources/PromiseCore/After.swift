@@ -8,9 +8,19 @@ public import Foundation
 /// ```
 ///
 /// A zero, negative or non-finite interval resolves on the next turn of a global queue, never at once and
-/// never not at all.
+/// never not at all. The time comes from ``PromiseClocks/current``: real time unless a test installed a clock
+/// with ``withPromiseClock(_:operation:)``.
 public func after(seconds: TimeInterval) -> Guarantee<Void> {
-    after(DispatchTimeInterval(clampingSeconds: seconds))
+    after(DispatchTimeInterval(clampingSeconds: seconds), clock: PromiseClocks.current)
+}
+
+/// A guarantee that resolves after `seconds` of `clock`'s time.
+///
+/// ```swift
+/// after(seconds: 0.5, clock: clock).done { hideToast() }
+/// ```
+public func after(seconds: TimeInterval, clock: any PromiseClock) -> Guarantee<Void> {
+    after(DispatchTimeInterval(clampingSeconds: seconds), clock: clock)
 }
 
 /// A guarantee that resolves after `interval`.
@@ -19,8 +29,17 @@ public func after(seconds: TimeInterval) -> Guarantee<Void> {
 /// after(.milliseconds(500)).done { hideToast() }
 /// ```
 public func after(_ interval: DispatchTimeInterval) -> Guarantee<Void> {
+    after(interval, clock: PromiseClocks.current)
+}
+
+/// A guarantee that resolves after `interval` of `clock`'s time.
+///
+/// ```swift
+/// after(.milliseconds(500), clock: clock).done { hideToast() }
+/// ```
+public func after(_ interval: DispatchTimeInterval, clock: any PromiseClock) -> Guarantee<Void> {
     let guarantee = Guarantee<Void>(state: nil)
-    Schedulers.current.schedule(after: interval) {
+    _ = clock.schedule(after: interval) {
         guarantee.resolve(.fulfilled(()))
     }
     return guarantee

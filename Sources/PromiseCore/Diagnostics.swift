@@ -21,11 +21,24 @@ public struct PromiseCreationSite: Sendable, Hashable, CustomStringConvertible {
 public struct PendingPromise: Sendable, CustomStringConvertible {
     /// Where it was created.
     public let site: PromiseCreationSite
-    /// Its type, as `String(describing:)` writes it: `"Promise<Data>"`.
+    /// Its type, as `String(describing:)` writes it: `"Promise<Data>"`, `"CancellablePromise<Data>"`.
     public let type: String
+    /// Whatever could resolve it has been released (its last `Resolver`, or a guarantee's resolve closure): it
+    /// can never resolve. The promise itself may already be gone too.
+    public let canNeverResolve: Bool
 
-    /// `"Promise<Data> created at MyModule/Downloader.swift:42"`.
-    public var description: String { "\(type) created at \(site)" }
+    /// Makes a description of a pending promise.
+    public init(site: PromiseCreationSite, type: String, canNeverResolve: Bool = false) {
+        self.site = site
+        self.type = type
+        self.canNeverResolve = canNeverResolve
+    }
+
+    /// `"Promise<Data> created at MyModule/Downloader.swift:42"`, with `", which can never resolve"` added when
+    /// ``canNeverResolve``.
+    public var description: String {
+        "\(type) created at \(site)" + (canNeverResolve ? ", which can never resolve" : "")
+    }
 }
 
 /// Finds promises that never resolve: in debug builds, the promises that start work — made by
@@ -104,6 +117,38 @@ public enum PromiseDiagnostics {
     }
 }
 
+extension PromiseDiagnostics {
+    /// The diagnostics scope of the current task: promises recorded while it is set carry it, so that a check
+    /// can list only what its own test created while other tests run in parallel (PromiseTesting's trait).
+    @TaskLocal package static var scope: UInt64 = 0
+
+    private static let nextScope = Locked<UInt64>(0)
+
+    /// Runs `body` in a fresh diagnostics scope and returns its result and the scope, for
+    /// ``pendingPromises(createdAfter:inScope:)``.
+    package static func withNewScope<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> R
+    ) async rethrows -> (result: R, scope: UInt64) {
+        let scope = nextScope.withLock { value -> UInt64 in
+            value += 1
+            return value
+        }
+        let result = try await $scope.withValue(scope, operation: body, isolation: isolation)
+        return (result, scope)
+    }
+
+    /// The recorded promises created after `checkpoint` in `scope` that are still alive and pending, oldest
+    /// first; always empty in release builds.
+    package static func pendingPromises(createdAfter checkpoint: Checkpoint, inScope scope: UInt64) -> [PendingPromise] {
+        #if DEBUG
+        CreationRegistry.shared.pending(after: checkpoint.sequence, inScope: scope)
+        #else
+        []
+        #endif
+    }
+}
+
 /// The site ``PromiseDiagnostics/loggedCreationSite`` returns, per thread: set only while `log` calls the
 /// log handler.
 private let loggedSite = PerThread<PromiseCreationSite?> { nil }
@@ -121,11 +166,14 @@ package func log(_ event: LogEvent, createdAt site: PromiseCreationSite?) {
 
 extension _PromiseStorage {
     /// Records where this promise was created (debug builds only; a no-op that inlines away in release).
+    ///
+    /// `type` is the type listed by ``PromiseDiagnostics/pendingPromises(createdAfter:)``: the promise's own by
+    /// default; a `CancellablePromise` passes its own type for its box.
     @inlinable
     @inline(__always)
-    package final func recordCreation(file: StaticString, line: UInt) {
+    package final func recordCreation(file: StaticString, line: UInt, as type: Any.Type? = nil) {
         #if DEBUG
-        CreationRegistry.shared.record(self, file: file, line: line)
+        CreationRegistry.shared.record(self, file: file, line: line, as: type)
         #endif
     }
 
@@ -133,6 +181,16 @@ extension _PromiseStorage {
     package final var creationSite: PromiseCreationSite? {
         #if DEBUG
         CreationRegistry.shared.site(of: self)
+        #else
+        nil
+        #endif
+    }
+
+    /// Notes that nothing can resolve this pending promise any more, and returns where it was created: it stays
+    /// listed by ``PromiseDiagnostics/pendingPromises(createdAfter:)`` even once it is deallocated.
+    package final func noteCanNeverResolve() -> PromiseCreationSite? {
+        #if DEBUG
+        CreationRegistry.shared.noteCanNeverResolve(self)
         #else
         nil
         #endif
@@ -154,6 +212,9 @@ final class CreationRegistry: @unchecked Sendable {
         let sequence: UInt64
         let site: PromiseCreationSite
         let type: Any.Type
+        let scope: UInt64
+        /// Set when its resolver was released while it was pending: listed even after it is deallocated.
+        var canNeverResolve = false
         weak var promise: AnyObject?
         let isResolved: (AnyObject) -> Bool
 
@@ -161,12 +222,14 @@ final class CreationRegistry: @unchecked Sendable {
             sequence: UInt64,
             site: PromiseCreationSite,
             type: Any.Type,
+            scope: UInt64,
             promise: AnyObject,
             isResolved: @escaping (AnyObject) -> Bool
         ) {
             self.sequence = sequence
             self.site = site
             self.type = type
+            self.scope = scope
             self.promise = promise
             self.isResolved = isResolved
         }
@@ -175,6 +238,12 @@ final class CreationRegistry: @unchecked Sendable {
         var pendingPromise: AnyObject? {
             guard let promise, !isResolved(promise) else { return nil }
             return promise
+        }
+
+        /// Whether to list it: alive and pending, or gone after its resolver was released while it was pending.
+        var isListed: Bool {
+            if let promise { return !isResolved(promise) }
+            return canNeverResolve
         }
     }
 
@@ -187,8 +256,9 @@ final class CreationRegistry: @unchecked Sendable {
     private let table = Locked(Table())
 
     @usableFromInline
-    func record<State>(_ promise: _PromiseStorage<State>, file: StaticString, line: UInt) {
+    func record<State>(_ promise: _PromiseStorage<State>, file: StaticString, line: UInt, as listedType: Any.Type?) {
         let site = PromiseCreationSite(fileID: "\(file)", line: line)
+        let scope = PromiseDiagnostics.scope
         let isResolved: (AnyObject) -> Bool = {
             unsafeDowncast($0, to: _PromiseStorage<State>.self).isResolvedWithoutMetadata
         }
@@ -197,13 +267,14 @@ final class CreationRegistry: @unchecked Sendable {
             table.entries[ObjectIdentifier(promise)] = Entry(
                 sequence: table.sequence,
                 site: site,
-                type: type(of: promise),
+                type: listedType ?? type(of: promise),
+                scope: scope,
                 promise: promise,
                 isResolved: isResolved
             )
             guard table.entries.count >= table.sweepAt else { return [] }
             // Resolving a promise takes its own lock, never this one: checking under this lock is safe.
-            let gone = table.entries.filter { $0.value.pendingPromise == nil }
+            let gone = table.entries.filter { !$0.value.isListed }
             for key in gone.keys { table.entries.removeValue(forKey: key) }
             table.sweepAt = max(1_024, table.entries.count * 2)
             return Array(gone.values)
@@ -224,18 +295,36 @@ final class CreationRegistry: @unchecked Sendable {
         }
     }
 
-    func pending(after sequence: UInt64) -> [PendingPromise] {
+    func noteCanNeverResolve(_ promise: AnyObject) -> PromiseCreationSite? {
+        table.withLock { table in
+            guard let entry = table.entries[ObjectIdentifier(promise)], entry.promise === promise else {
+                return nil
+            }
+            entry.canNeverResolve = true
+            return entry.site
+        }
+    }
+
+    func pending(after sequence: UInt64, inScope scope: UInt64? = nil) -> [PendingPromise] {
         // Strong references to the pending promises, taken under the lock and released after it.
-        let found: [(Entry, AnyObject)] = table.withLock { table in
+        let found: [(Entry, AnyObject?)] = table.withLock { table in
             table.entries.values.compactMap { entry in
-                guard entry.sequence > sequence, let promise = entry.pendingPromise else { return nil }
+                guard entry.sequence > sequence, scope == nil || entry.scope == scope else { return nil }
+                let promise = entry.promise
+                guard entry.isListed else { return nil }
                 return (entry, promise)
             }
         }
         return
             found
             .sorted { $0.0.sequence < $1.0.sequence }
-            .map { PendingPromise(site: $0.0.site, type: String(describing: $0.0.type)) }
+            .map {
+                PendingPromise(
+                    site: $0.0.site,
+                    type: String(describing: $0.0.type),
+                    canNeverResolve: $0.0.canNeverResolve
+                )
+            }
     }
 }
 #endif

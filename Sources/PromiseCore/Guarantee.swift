@@ -330,7 +330,7 @@ final class GuaranteeSealer<T> {
 
     deinit {
         if !guarantee.isResolvedWithoutMetadata {
-            log(.pendingGuaranteeDeallocated, createdAt: guarantee.creationSite)
+            log(.pendingGuaranteeDeallocated, createdAt: guarantee.noteCanNeverResolve())
         }
     }
 }

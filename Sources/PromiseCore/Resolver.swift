@@ -40,7 +40,7 @@ public final class Resolver<T> {
         // Nobody else holds this resolver, and only a resolver resolves its promise, so nobody can resolve
         // the promise any more.
         if case .promise(let promise) = target, !promise.isResolvedWithoutMetadata {
-            log(.pendingPromiseDeallocated, createdAt: promise.creationSite)
+            log(.pendingPromiseDeallocated, createdAt: promise.noteCanNeverResolve())
         }
     }
 

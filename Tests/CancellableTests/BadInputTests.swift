@@ -1,6 +1,7 @@
 import Cancellable
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -52,9 +53,9 @@ import Testing
     }
 
     @Test func anInfiniteTimeoutNeverFires() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, resolver) = CancellablePromise<Int>.pending()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: .infinity) }
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: .infinity) }
         scheduler.advance(by: .seconds(1_000_000_000))
         #expect(limited.isPending)
         resolver.fulfill(1)

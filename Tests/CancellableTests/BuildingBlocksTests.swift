@@ -2,14 +2,15 @@ import Cancellable
 import Dispatch
 import Foundation
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
 /// Cancellable `after` and `retry`: their timers run on a manual clock, so every step is deterministic.
 @Suite struct CancellableAfterTests {
     @Test func fulfilsWhenTheTimeComes() {
-        let clock = ManualScheduler()
-        let delay: CancellablePromise<Void> = Schedulers.$current.withValue(clock) { after(seconds: 2) }
+        let clock = TestClock()
+        let delay: CancellablePromise<Void> = withPromiseClock(clock) { after(seconds: 2) }
         clock.advance(by: .milliseconds(1_999))
         #expect(delay.isPending)
         clock.advance(by: .milliseconds(1))
@@ -17,11 +18,11 @@ import Testing
     }
 
     @Test func cancellingRejectsAndRemovesTheTimer() {
-        let clock = ManualScheduler()
-        let delay: CancellablePromise<Void> = Schedulers.$current.withValue(clock) { after(.seconds(5)) }
-        #expect(clock.pendingCount == 1)
+        let clock = TestClock()
+        let delay: CancellablePromise<Void> = withPromiseClock(clock) { after(.seconds(5)) }
+        #expect(clock.pendingTimers == 1)
         #expect(delay.cancel())
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
         #expect(delay.error as? CancellablePromiseError == .cancelled)
         clock.advance(by: .seconds(10))
         #expect(delay.isRejected)
@@ -39,8 +40,8 @@ import Testing
     }
 
     @Test func plainAfterStillMeansPromiseCoresGuarantee() {
-        let clock = ManualScheduler()
-        Schedulers.$current.withValue(clock) {
+        let clock = TestClock()
+        withPromiseClock(clock) {
             let plain = after(seconds: 1)
             #expect(type(of: plain) == Guarantee<Void>.self)
             #expect(type(of: after(seconds: 1).asCancellable()) == CancellablePromise<Void>.self)
@@ -66,9 +67,9 @@ import Testing
     }
 
     @Test func succeedsOnALaterAttemptAfterBackedOffDelays() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let errors = Shared<[TestError]>([])
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(3, delay: 1, backoff: 2, on: nil, Self.flaky(failures: 2, errors: errors))
         }
         #expect(errors.current.count == 1)
@@ -81,23 +82,23 @@ import Testing
     }
 
     @Test func givesUpWithTheLastError() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let errors = Shared<[TestError]>([])
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(3, on: nil, Self.flaky(failures: 10, errors: errors))
         }
         clock.advance(by: .seconds(0))
         clock.advance(by: .seconds(0))
         #expect(errors.current.count == 3)
         #expect(result.error as? TestError == errors.current.last)
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
     }
 
     @Test func stopsWhenShouldRetrySaysNo() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let errors = Shared<[TestError]>([])
         let seen = Shared<[Error]>([])
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(
                 5,
                 on: nil,
@@ -110,13 +111,13 @@ import Testing
         #expect(errors.current.count == 1)
         #expect(seen.current.count == 1)
         #expect(result.error as? TestError == errors.current.first)
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
     }
 
     @Test func aThrowingBodyCountsAsAFailedAttempt() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let attempts = Shared(0)
-        let result: CancellablePromise<Int> = Schedulers.$current.withValue(clock) {
+        let result: CancellablePromise<Int> = withPromiseClock(clock) {
             retry(2, on: nil) { () throws -> Promise<Int> in
                 attempts.increment()
                 if attempts.current == 1 { throw TestError() }
@@ -129,10 +130,10 @@ import Testing
     }
 
     @Test func cancellingCancelsTheAttemptInFlightAndStartsNoOther() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let attempts = Shared(0)
         let cancels = Shared(0)
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(3, on: nil) { () -> CancellablePromise<Int> in
                 attempts.increment()
                 return CancellablePromise { _ in { cancels.increment() } }
@@ -146,14 +147,14 @@ import Testing
     }
 
     @Test func cancellingDuringADelayReleasesTheTimerAndStartsNoOther() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let errors = Shared<[TestError]>([])
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(3, delay: 10, on: nil, Self.flaky(failures: 10, errors: errors))
         }
-        #expect(clock.pendingCount == 1)
+        #expect(clock.pendingTimers == 1)
         result.cancel()
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
         clock.advance(by: .seconds(100))
         #expect(errors.current.count == 1)
         #expect(result.isCancelled)
@@ -162,10 +163,10 @@ import Testing
     /// The narrowest window of the race below, made deterministic: the retry is cancelled after the failure was
     /// judged worth retrying, before the next delay is in place. The delay must be released at once.
     @Test func aCancelThatLandsWhileTheNextDelayIsBeingScheduledReleasesIt() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let errors = Shared<[TestError]>([])
         let holder = Shared<CancellablePromise<Int>?>(nil)
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(
                 3,
                 delay: 1,
@@ -181,15 +182,15 @@ import Testing
         // The first attempt failed before `holder` was set; make the second one fail with the cancel inside.
         clock.advance(by: .seconds(1))
         #expect(result.isCancelled)
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
         clock.advance(by: .seconds(100))
         #expect(errors.current.count == 2)
     }
 
     @Test func cancellationsAreNotRetried() {
-        let clock = ManualScheduler()
+        let clock = TestClock()
         let attempts = Shared(0)
-        let result = Schedulers.$current.withValue(clock) {
+        let result = withPromiseClock(clock) {
             retry(3, on: nil) { () -> Promise<Int> in
                 attempts.increment()
                 return Promise(error: CancellablePromiseError.cancelled)
@@ -197,7 +198,7 @@ import Testing
         }
         #expect(attempts.current == 1)
         #expect(result.error?.isCancelled == true)
-        #expect(clock.pendingCount == 0)
+        #expect(clock.pendingTimers == 0)
     }
 
     @Test(arguments: [(0, 0.0, 1.0), (-1, 0, 1), (2, -1, 1), (2, .nan, 1), (2, .infinity, 1), (2, 1, -2), (2, 1, .nan)])
@@ -225,10 +226,10 @@ import Testing
     /// cancelled, no timer is left behind, and no attempt starts afterwards.
     @Test func cancelRacingAFailureLeavesNoTimerAndNoNewAttempt() {
         for _ in 0..<300 {
-            let clock = ManualScheduler()
+            let clock = TestClock()
             let attempts = Shared(0)
             let resolvers = Shared<[Resolver<Int>]>([])
-            let result = Schedulers.$current.withValue(clock) {
+            let result = withPromiseClock(clock) {
                 retry(2, on: nil) { () -> Promise<Int> in
                     attempts.increment()
                     let (promise, resolver) = Promise<Int>.pending()
@@ -246,7 +247,7 @@ import Testing
             }
             clock.advance(by: .seconds(1))
             #expect(result.isCancelled)
-            #expect(clock.pendingCount == 0)
+            #expect(clock.pendingTimers == 0)
             #expect(attempts.current == 1)
         }
     }

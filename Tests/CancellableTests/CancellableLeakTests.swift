@@ -1,6 +1,7 @@
 import Cancellable
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func aPendingTimeoutHoldsTheWorksCancelHandlerUntilItFires() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let cancels = Shared(0)
         weak var weakCapture: Tracked?
         do {
@@ -71,13 +72,13 @@ import Testing
                     cancels.increment()
                 }
             }
-            _ = Schedulers.$current.withValue(scheduler) { input.timeout(seconds: 60) }
+            _ = withPromiseClock(scheduler) { input.timeout(seconds: 60) }
         }
         #expect(weakCapture != nil, "the timer must still be able to cancel the work")
         scheduler.advance(by: .seconds(60))
         #expect(cancels.current == 1)
         #expect(weakCapture == nil)
-        #expect(scheduler.pendingCount == 0)
+        #expect(scheduler.pendingTimers == 0)
     }
 
     @Test func retriesAndDelays() {

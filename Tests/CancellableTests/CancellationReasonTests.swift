@@ -1,6 +1,7 @@
 import Cancellable
 import Foundation
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -98,9 +99,9 @@ import Testing
     }
 
     @Test func aTimeoutCancelsTheWorkWithTheTimeoutReason() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, reasons) = Self.work()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 1) }
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: 1) }
         scheduler.advance(by: .seconds(1))
         #expect(reasons.current == [.timeout])
         #expect(work.cancellationReason == .timeout)
@@ -109,9 +110,9 @@ import Testing
     }
 
     @Test func cancellingTheLimitedPromiseCancelsTheWorkWithItsReason() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, reasons) = Self.work()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 1) }
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: 1) }
         limited.cancel(reason: .superseded)
         #expect(reasons.current == [.superseded])
     }

@@ -1,6 +1,7 @@
 import Cancellable
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -111,9 +112,9 @@ import Testing
     }
 
     @Test func aTimeoutOnOneBranchDoesNotCancelWorkAnotherBranchNeeds() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (shared, resolver, cancels) = CancellationSemanticsTests.work()
-        let impatient = Schedulers.$current.withValue(scheduler) { shared.timeout(seconds: 1) }
+        let impatient = withPromiseClock(scheduler) { shared.timeout(seconds: 1) }
         let patient = shared.map(on: nil) { $0 }
         scheduler.advance(by: .seconds(1))
         #expect(impatient.error is TimeoutError)

@@ -1,6 +1,7 @@
 import Cancellable
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -98,9 +99,9 @@ import Testing
     }
 
     @Test func anOrphanedTimeoutBranchKeepsItsVoteUntilItsDeadline() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, reasons) = CancellationReasonTests.work()
-        Schedulers.$current.withValue(scheduler) {
+        withPromiseClock(scheduler) {
             _ = work.timeout(seconds: 5).done(on: nil) { _ in }
         }
         let ui = work.map(on: nil) { $0 }

@@ -1,14 +1,15 @@
 import Cancellable
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
 @Suite struct TimeoutTests {
     @Test func rejectsWithATimeoutErrorAtTheDeadlineAndCancelsTheWork() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, cancels) = CancellationSemanticsTests.work()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
         scheduler.advance(by: .milliseconds(4_999))
         #expect(limited.isPending)
         scheduler.advance(by: .milliseconds(1))
@@ -19,35 +20,35 @@ import Testing
     }
 
     @Test func theDefaultCatchSeesATimeout() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, _) = CancellationSemanticsTests.work()
         nonisolated(unsafe) var caught: Error?
-        Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 1) }.catch(on: nil) { caught = $0 }
+        withPromiseClock(scheduler) { work.timeout(seconds: 1) }.catch(on: nil) { caught = $0 }
         scheduler.advance(by: .seconds(1))
         #expect(caught is TimeoutError)
     }
 
     @Test func resolvingFirstReleasesTheTimer() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, resolver, cancels) = CancellationSemanticsTests.work()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
-        #expect(scheduler.pendingCount == 1)
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
+        #expect(scheduler.pendingTimers == 1)
         resolver.fulfill(3)
         #expect(limited.value == 3)
-        #expect(scheduler.pendingCount == 0)
+        #expect(scheduler.pendingTimers == 0)
         scheduler.advance(by: .seconds(10))
         #expect(limited.value == 3)
         #expect(cancels.current == 0)
     }
 
     @Test func cancellingTheTimeoutCancelsTheWork() {
-        let scheduler = ManualScheduler()
+        let scheduler = TestClock()
         let (work, _, cancels) = CancellationSemanticsTests.work()
-        let limited = Schedulers.$current.withValue(scheduler) { work.timeout(seconds: 5) }
+        let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
         limited.cancel()
         #expect(cancels.current == 1)
         #expect(limited.isCancelled)
-        #expect(scheduler.pendingCount == 0)
+        #expect(scheduler.pendingTimers == 0)
     }
 
     @Test(arguments: [0, -1, Double.nan])

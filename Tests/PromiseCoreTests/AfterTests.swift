@@ -1,12 +1,13 @@
 import Dispatch
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
 @Suite struct AfterTests {
     @Test func resolvesOnlyOnceTheDelayHasPassed() {
-        let scheduler = ManualScheduler()
-        let timer = Schedulers.$current.withValue(scheduler) { after(seconds: 2) }
+        let scheduler = TestClock()
+        let timer = withPromiseClock(scheduler) { after(seconds: 2) }
         #expect(timer.isPending)
         scheduler.advance(by: .milliseconds(1_999))
         #expect(timer.isPending)
@@ -15,16 +16,16 @@ import Testing
     }
 
     @Test func dispatchTimeIntervalForm() {
-        let scheduler = ManualScheduler()
-        let timer = Schedulers.$current.withValue(scheduler) { after(.milliseconds(10)) }
+        let scheduler = TestClock()
+        let timer = withPromiseClock(scheduler) { after(.milliseconds(10)) }
         scheduler.advance(by: .milliseconds(10))
         #expect(timer.isFulfilled)
     }
 
     @Test(arguments: [0, -1, -Double.infinity, Double.nan])
     func nonPositiveIntervalsFireImmediately(seconds: Double) {
-        let scheduler = ManualScheduler()
-        let timer = Schedulers.$current.withValue(scheduler) { after(seconds: seconds) }
+        let scheduler = TestClock()
+        let timer = withPromiseClock(scheduler) { after(seconds: seconds) }
         #expect(timer.isPending)
         scheduler.advance(by: .nanoseconds(0))
         #expect(timer.isFulfilled)

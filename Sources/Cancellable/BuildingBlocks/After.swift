@@ -15,10 +15,21 @@ import PromiseCore
 /// type (`let delay: CancellablePromise<Void> = …`) or by using it as one (`after(seconds: 5).cancel()`).
 ///
 /// A zero, negative or NaN interval fulfils on the next turn of a global queue; an infinite one never fulfils
-/// (but can still be cancelled).
+/// (but can still be cancelled). The time comes from `PromiseClocks.current`: real time unless a test installed
+/// a clock with `withPromiseClock(_:operation:)`.
 @_disfavoredOverload
 public func after(seconds: TimeInterval) -> CancellablePromise<Void> {
-    after(DispatchTimeInterval(clampingSeconds: seconds))
+    after(DispatchTimeInterval(clampingSeconds: seconds), clock: PromiseClocks.current)
+}
+
+/// A cancellable promise that fulfils after `seconds` of `clock`'s time; cancelling it stops the timer.
+///
+/// ```swift
+/// let delay: CancellablePromise<Void> = after(seconds: 5, clock: clock)
+/// ```
+@_disfavoredOverload
+public func after(seconds: TimeInterval, clock: any PromiseClock) -> CancellablePromise<Void> {
+    after(DispatchTimeInterval(clampingSeconds: seconds), clock: clock)
 }
 
 /// A cancellable promise that fulfils after `interval`; cancelling it stops the timer.
@@ -28,10 +39,20 @@ public func after(seconds: TimeInterval) -> CancellablePromise<Void> {
 /// ```
 @_disfavoredOverload
 public func after(_ interval: DispatchTimeInterval) -> CancellablePromise<Void> {
+    after(interval, clock: PromiseClocks.current)
+}
+
+/// A cancellable promise that fulfils after `interval` of `clock`'s time; cancelling it stops the timer.
+///
+/// ```swift
+/// let delay: CancellablePromise<Void> = after(.milliseconds(300), clock: clock)
+/// ```
+@_disfavoredOverload
+public func after(_ interval: DispatchTimeInterval, clock: any PromiseClock) -> CancellablePromise<Void> {
     let promise = CancellablePromise<Void>()
     let sink = promise.sink
     promise.addCancelAction(
-        scheduleReleasably(on: Schedulers.current, after: interval) {
+        scheduleReleasably(on: clock, after: interval) {
             sink.resolve(.fulfilled(()), inHandler: false)
         }
     )

@@ -31,6 +31,8 @@ public import PromiseCore
 ///   - delay: seconds to wait after the first failure.
 ///   - backoff: each later delay is the previous one times this (`1`, the default, keeps it constant; `2`
 ///     doubles it).
+///   - clock: where the delays' time comes from: by default ``PromiseCore/PromiseClocks/current`` when `retry` is
+///     called (real time unless a test installed a clock), kept for every delay of this retry.
 ///   - shouldRetry: whether a failure is worth another attempt; by default every failure that is not a
 ///     cancellation is.
 ///   - body: makes one attempt; kept until the retry ends, so it should make a new promise each time rather
@@ -40,6 +42,7 @@ public func retry<U: Thenable>(
     _ attempts: Int,
     delay: TimeInterval = 0,
     backoff: Double = 1,
+    clock: any PromiseClock = PromiseClocks.current,
     when shouldRetry: sending @escaping (Error) -> Bool = { _ in true },
     isolation: isolated (any Actor)? = #isolation,
     _ body: @escaping () throws -> U
@@ -49,6 +52,7 @@ public func retry<U: Thenable>(
         attempts,
         delay: delay,
         backoff: backoff,
+        clock: clock,
         on: defaultQueue(conf.Q.map, for: isolation, calling: "retry"),
         when: shouldRetry,
         body
@@ -62,10 +66,13 @@ public func retry<U: Thenable>(
 /// ```swift
 /// retry(3, delay: 1, on: .global()) { upload(file) }
 /// ```
+///
+/// With `on: nil` and a `TestClock`, each later attempt runs inside the `advance(by:)` that ends its delay.
 public func retry<U: Thenable>(
     _ attempts: Int,
     delay: TimeInterval = 0,
     backoff: Double = 1,
+    clock: any PromiseClock = PromiseClocks.current,
     on: DispatchQueue?,
     when shouldRetry: sending @escaping (Error) -> Bool = { _ in true },
     _ body: sending @escaping () throws -> U
@@ -76,6 +83,7 @@ public func retry<U: Thenable>(
     let retrying = Retrying(
         attempts: attempts,
         backoff: backoff,
+        clock: clock,
         queue: on,
         shouldRetry: shouldRetry,
         body: body
@@ -95,11 +103,14 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     let queue: DispatchQueue?
     let shouldRetry: (Error) -> Bool
     let body: () throws -> U
-    let scheduler = Schedulers.current
+    let clock: any PromiseClock
     /// What cancel() must stop right now, and whether it has been called.
     private struct Step {
         var cancellationReason: CancellationReason?
         var cancel: CancellationState.OnCancel?
+        /// Which step `cancel` stops: attempt n is 2n, the delay after it 2n + 1. A clock that fires at once runs
+        /// the next attempt before the delay's own step is installed; that step is then stale and not installed.
+        var id = 0
     }
 
     private let current = Locked(Step())
@@ -107,12 +118,14 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
     init(
         attempts: Int,
         backoff: Double,
+        clock: any PromiseClock,
         queue: DispatchQueue?,
         shouldRetry: @escaping (Error) -> Bool,
         body: @escaping () throws -> U
     ) {
         self.attempts = attempts
         self.backoff = backoff
+        self.clock = clock
         self.queue = queue
         self.shouldRetry = shouldRetry
         self.body = body
@@ -128,11 +141,13 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         }
     }
 
-    /// Makes `cancelStep` what `cancel()` runs from now on; runs it at once if the retry is already cancelled.
-    private func install(_ cancelStep: @escaping CancellationState.OnCancel) {
+    /// Makes `cancelStep` what `cancel()` runs from now on, unless a later step is already installed; runs it at
+    /// once if the retry is already cancelled.
+    private func install(step id: Int, _ cancelStep: @escaping CancellationState.OnCancel) {
         let reason = current.withLock { step -> CancellationReason? in
-            if step.cancellationReason == nil {
+            if step.cancellationReason == nil, id > step.id {
                 step.cancel = cancelStep
+                step.id = id
             }
             return step.cancellationReason
         }
@@ -154,7 +169,7 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
         if let cancellable = next as? CancellablePromise<U.T> {
             // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
             let vote = cancellable.handle.addVote()
-            install { vote.cast($0) }
+            install(step: 2 * attempt) { vote.cast($0) }
         }
         next.pipe { result in
             switch result {
@@ -172,11 +187,11 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
             sink.resolve(.rejected(error))
             return
         }
-        let cancelTimer = scheduleReleasably(on: scheduler, after: DispatchTimeInterval(clampingSeconds: delay)) {
+        let cancelTimer = scheduleReleasably(on: clock, after: DispatchTimeInterval(clampingSeconds: delay)) {
             dispatch(on: self.queue, flags: nil) {
                 self.start(attempt: attempt + 1, delay: delay * self.backoff)
             }
         }
-        install { _ in cancelTimer() }
+        install(step: 2 * attempt + 1) { _ in cancelTimer() }
     }
 }

@@ -1,19 +1,19 @@
 import Dispatch
 import PromiseCore
 
-/// Runs `work` once, `delay` from now on `scheduler`, unless the returned closure is called first.
+/// Runs `work` once, `delay` from now on `clock`, unless the returned closure is called first.
 ///
 /// Whichever comes first — the deadline or the returned closure — releases `work` and everything it captured
 /// at once: the timer reaches `work` only through a box that both empty, so nothing is kept alive by a timer
-/// that the scheduler still holds (Dispatch keeps a cancelled timer's block until its deadline). `after`,
+/// that the clock still holds (Dispatch keeps a cancelled timer's block until its deadline). `after`,
 /// `retry` and `timeout` use it.
 func scheduleReleasably(
-    on scheduler: any Scheduler,
+    on clock: any PromiseClock,
     after delay: DispatchTimeInterval,
     _ work: @escaping () -> Void
 ) -> () -> Void {
     let pending = Locked<UncheckedSendable<() -> Void>?>(UncheckedSendable(work))
-    let timer = scheduler.schedule(after: delay) {
+    let timer = clock.schedule(after: delay) {
         pending.withLock { $0.take() }?.value()
     }
     return {

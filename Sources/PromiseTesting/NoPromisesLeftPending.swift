@@ -1,0 +1,132 @@
+import PromiseCore
+
+#if canImport(Testing)
+public import Testing
+#endif
+#if canImport(XCTest)
+public import XCTest
+#endif
+
+/// Runs `body` and fails the test — naming each creation site — if a promise that `body` created is still
+/// pending when it returns, or was left unable to resolve (its resolver released while it was pending).
+///
+/// ```swift
+/// try await withNoPromisesLeftPending {
+///     let model = SearchModel()
+///     try await model.search("swift").async()
+/// }
+/// ```
+///
+/// Works in Swift Testing and XCTest; in Swift Testing, the ``Testing/Trait/noPromisesLeftPending`` trait does the
+/// same for a whole test or suite. It lists what `PromiseDiagnostics` records — promises that start work
+/// (`Promise { … }`, `pending()`, every `CancellablePromise` initialiser) made in debug builds — and only those
+/// made while `body` runs in this task, or synchronously from it: tests running in parallel do not see each other's.
+/// A pending `CancellablePromise` still has its cancel handlers registered, so they are reported with it. In
+/// release builds nothing is recorded and nothing is reported.
+@discardableResult
+public func withNoPromisesLeftPending<R>(
+    isolation: isolated (any Actor)? = #isolation,
+    fileID: StaticString = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column,
+    _ body: () async throws -> R
+) async rethrows -> R {
+    let start = PromiseDiagnostics.checkpoint()
+    let (result, scope) = try await PromiseDiagnostics.withNewScope(body)
+    reportPending(
+        PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope),
+        at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+    )
+    return result
+}
+
+/// The failure message for `pending`, or nothing if it is empty.
+func reportPending(_ pending: [PendingPromise], at site: CallSite) {
+    guard !pending.isEmpty else { return }
+    let lines = pending.map { promise in
+        "  " + promise.description
+            + (promise.type.hasPrefix("CancellablePromise<") && !promise.canNeverResolve
+                ? " (its cancel handlers are still registered)" : "")
+    }
+    let count = pending.count == 1 ? "1 promise" : "\(pending.count) promises"
+    reportTestFailure("\(count) left pending:\n" + lines.joined(separator: "\n"), at: site)
+}
+
+#if canImport(Testing)
+/// A Swift Testing trait that fails a test if a promise it created is still pending when it ends; see
+/// ``Testing/Trait/noPromisesLeftPending``.
+public struct NoPromisesLeftPendingTrait: TestTrait, SuiteTrait, TestScoping {
+    let site: CallSite
+
+    /// On a suite, it applies to each of its tests.
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard !test.isSuite else {
+            try await function()
+            return
+        }
+        let start = PromiseDiagnostics.checkpoint()
+        let (_, scope) = try await PromiseDiagnostics.withNewScope { try await function() }
+        reportPending(PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope), at: site)
+    }
+}
+
+extension Trait where Self == NoPromisesLeftPendingTrait {
+    /// Fails the test, naming each creation site, if a promise it created is still pending when it ends (or was
+    /// left unable to ever resolve).
+    ///
+    /// ```swift
+    /// @Test(.noPromisesLeftPending) func searchFinishes() async throws {
+    ///     try await SearchModel().search("swift").async()
+    /// }
+    /// ```
+    ///
+    /// On a suite, it checks each test. Safe with parallel tests: each test sees only the promises made in its own
+    /// task (see ``withNoPromisesLeftPending(isolation:fileID:filePath:line:column:_:)``). Debug builds only.
+    public static var noPromisesLeftPending: Self {
+        noPromisesLeftPending()
+    }
+
+    /// ``noPromisesLeftPending`` with the failure reported at the given source location.
+    public static func noPromisesLeftPending(
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Self {
+        NoPromisesLeftPendingTrait(site: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+}
+#endif
+
+#if canImport(XCTest)
+extension XCTestCase {
+    /// Fails this test, naming each creation site, if a promise created from now until the test ends is still
+    /// pending at tear-down (or was left unable to ever resolve). Call it first in the test, or in `setUp()`.
+    ///
+    /// ```swift
+    /// func testSearchFinishes() async throws {
+    ///     failIfPromisesLeftPending()
+    ///     _ = try await SearchModel().search("swift").async()
+    /// }
+    /// ```
+    ///
+    /// XCTest runs a process's tests one at a time, so it lists every promise created meanwhile, on any thread.
+    /// Debug builds only.
+    public func failIfPromisesLeftPending(file: StaticString = #filePath, line: UInt = #line) {
+        let start = PromiseDiagnostics.checkpoint()
+        addTeardownBlock {
+            reportPending(
+                PromiseDiagnostics.pendingPromises(createdAfter: start),
+                at: CallSite(fileID: file, filePath: file, line: line, column: 1)
+            )
+        }
+    }
+}
+#endif

@@ -1,0 +1,442 @@
+public import Dispatch
+public import Foundation
+public import PromiseCore
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// Serves a `URLSession`'s transfers from the test: no socket, no server, and — with a ``TestClock`` — no waiting.
+///
+/// ```swift
+/// let clock = TestClock()
+/// let server = StubServer(clock: clock) { request in
+///     .body(Data(count: 1_000), chunkSize: 100, every: .milliseconds(100))   // 1 KB over one virtual second
+/// }
+/// let session = URLSession.withProgressReporting(configuration: server.configuration)
+/// let download = session.cancellableData(from: server.url("/file"))
+/// await server.waitForRequests(1)
+/// clock.advance(by: .milliseconds(450))   // 5 chunks sent
+/// download.cancel()                        // Stop
+/// await server.waitUntil { $0[0].state == .stoppedByClient }
+/// ```
+///
+/// Each server has a host of its own (`stub-<uuid>.invalid`), so tests running in parallel each reach their own.
+/// A session reaches it when made with ``configuration``, a session configuration whose `protocolClasses` start
+/// with the stub's `URLProtocol` subclass. The `respond` closure answers each request with a ``StubResponse``:
+/// a status, headers and a body sent in chunks, paced on `clock` or all at once, then ended normally, by a
+/// failure or a stall. ``StubResponse/file(_:etag:for:)`` answers `Range` and `If-Range` as an HTTP server does.
+///
+/// What each request became is in ``transfers``; ``waitForRequests(_:)`` and ``waitUntil(_:)`` wait for it
+/// without polling and without timeouts of their own.
+public final class StubServer: @unchecked Sendable {
+    // @unchecked Sendable: `transfers` and the waiters are behind `lock`; the rest is immutable.
+    /// The host of this server's URLs.
+    public let host: String
+    let clock: any PromiseClock
+    let respond: @Sendable (URLRequest) -> StubResponse
+
+    private let lock = NSLock()
+    private nonisolated(unsafe) var recorded: [StubTransfer] = []
+    private nonisolated(unsafe) var waiters: [(predicate: ([StubTransfer]) -> Bool, resume: () -> Void)] = []
+
+    /// A server that answers each request with `respond(request)`, pacing bodies on `clock` (by default
+    /// `PromiseClocks.current` when the server is made).
+    public init(
+        clock: any PromiseClock = PromiseClocks.current,
+        respond: @escaping @Sendable (URLRequest) -> StubResponse
+    ) {
+        self.host = "stub-\(UUID().uuidString.lowercased()).invalid"
+        self.clock = clock
+        self.respond = respond
+        StubRegistry.shared.register(self)
+    }
+
+    deinit {
+        StubRegistry.shared.unregister(host)
+    }
+
+    /// `http://<host><path>`: a URL this server answers.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://\(host)\(path.hasPrefix("/") ? path : "/" + path)")!
+    }
+
+    /// An ephemeral session configuration whose transfers this server (or any other `StubServer`) serves.
+    /// Requests to other hosts fail with `URLError.unsupportedURL`.
+    public var configuration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [StubURLProtocol.self]
+        return configuration
+    }
+
+    /// Every request received so far, in order, and what became of it.
+    public var transfers: [StubTransfer] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recorded
+    }
+
+    /// Returns once at least `count` requests have arrived.
+    public func waitForRequests(_ count: Int) async {
+        await waitUntil { $0.count >= count }
+    }
+
+    /// Returns once `predicate` holds for ``transfers``; checked now and after each change.
+    ///
+    /// ```swift
+    /// await server.waitUntil { $0.first?.bytesSent == 500 }
+    /// ```
+    public func waitUntil(_ predicate: @escaping @Sendable ([StubTransfer]) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if predicate(recorded) {
+                lock.unlock()
+                continuation.resume()
+                return
+            }
+            waiters.append((predicate, { continuation.resume() }))
+            lock.unlock()
+        }
+    }
+
+    /// Records a new transfer and returns its index.
+    func begin(_ request: URLRequest, response: StubResponse) -> Int {
+        update { transfers in
+            transfers.append(StubTransfer(request: request, status: response.status))
+            return transfers.count - 1
+        }
+    }
+
+    func update<R>(_ body: (inout [StubTransfer]) -> R) -> R {
+        lock.lock()
+        let result = body(&recorded)
+        var ready: [() -> Void] = []
+        waiters.removeAll { waiter in
+            guard waiter.predicate(recorded) else { return false }
+            ready.append(waiter.resume)
+            return true
+        }
+        lock.unlock()
+        for resume in ready { resume() }
+        return result
+    }
+}
+
+/// What a ``StubServer`` did with one request.
+public struct StubTransfer: Sendable {
+    /// How a transfer stands.
+    public enum State: Sendable, Equatable {
+        /// Headers sent; the body is being sent.
+        case sending
+        /// The whole body was sent and the response ended.
+        case finished
+        /// The response ended with this error after ``StubTransfer/bytesSent`` bytes, as the stub was told.
+        case failed(URLError.Code)
+        /// The stub sends nothing more and never ends, as it was told: only the client can end it.
+        case stalled
+        /// The client stopped it (its task was cancelled) before it ended.
+        case stoppedByClient
+    }
+
+    /// The request as the stub received it: its `Range` and `If-Range` headers, for instance.
+    public let request: URLRequest
+    /// The status answered.
+    public let status: Int
+    /// Body bytes sent so far.
+    public internal(set) var bytesSent = 0
+    /// How it stands.
+    public internal(set) var state = State.sending
+
+    init(request: URLRequest, status: Int) {
+        self.request = request
+        self.status = status
+    }
+}
+
+/// How a ``StubServer`` answers one request: status, headers, body, how the body is paced and how it ends.
+///
+/// ```swift
+/// StubResponse.body(payload)                                         // 200, all at once
+/// StubResponse.body(payload, chunkSize: 1_000, every: .seconds(1))   // 1 KB per virtual second
+/// StubResponse.status(503)                                           // an error status, empty body
+/// StubResponse.body(payload, chunkSize: 1_000).failing(after: 2_500) // the connection drops after 2,500 bytes
+/// StubResponse.body(payload, chunkSize: 1_000).stalling(after: 2_500)// then nothing more, ever
+/// StubResponse.stall                                                 // no answer at all
+/// ```
+public struct StubResponse: Sendable {
+    /// How the response ends once ``limit`` bytes (or the whole body) are sent.
+    public enum Ending: Sendable, Equatable {
+        /// Normally.
+        case finish
+        /// With this error, as a dropped connection does (`.networkConnectionLost`).
+        case fail(URLError.Code)
+        /// Not at all: no more bytes and no end, until the client gives up.
+        case stall
+    }
+
+    /// The status code.
+    public var status: Int
+    /// The response headers. `Content-Length` is added from the body unless present.
+    public var headers: [String: String]
+    /// The body.
+    public var body: Data
+    /// Bytes per chunk: the body is delivered in chunks of this size (the whole body when `nil`).
+    public var chunkSize: Int?
+    /// Virtual time between chunks, on the server's clock: the first chunk is sent at once, each later one this
+    /// much later. `nil` sends every chunk at once.
+    public var interval: DispatchTimeInterval?
+    /// Send at most this many body bytes, then end as ``ending`` says. `nil`: the whole body.
+    public var limit: Int?
+    /// How the response ends.
+    public var ending: Ending
+    /// Whether any response is sent: `false` for ``stall`` (no status, no headers, nothing).
+    public var answers: Bool
+
+    /// A response with every property given.
+    public init(
+        status: Int = 200,
+        headers: [String: String] = [:],
+        body: Data = Data(),
+        chunkSize: Int? = nil,
+        interval: DispatchTimeInterval? = nil,
+        limit: Int? = nil,
+        ending: Ending = .finish,
+        answers: Bool = true
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.chunkSize = chunkSize.map { max(1, $0) }
+        self.interval = interval
+        self.limit = limit.map { max(0, $0) }
+        self.ending = ending
+        self.answers = answers
+    }
+
+    /// `status` (200 by default) with `body`, in chunks of `chunkSize` bytes sent `every` so often on the
+    /// server's clock (all at once when `every` is `nil`).
+    public static func body(
+        _ body: Data,
+        status: Int = 200,
+        headers: [String: String] = [:],
+        chunkSize: Int? = nil,
+        every interval: DispatchTimeInterval? = nil
+    ) -> StubResponse {
+        StubResponse(status: status, headers: headers, body: body, chunkSize: chunkSize, interval: interval)
+    }
+
+    /// An error status — `404`, `503` — with an optional body.
+    public static func status(_ status: Int, body: Data = Data(), headers: [String: String] = [:]) -> StubResponse {
+        StubResponse(status: status, headers: headers, body: body)
+    }
+
+    /// No answer at all: the request stays unanswered until the client cancels it (or its own timeout fires).
+    public static var stall: StubResponse {
+        StubResponse(answers: false)
+    }
+
+    /// This response, cut off after `bytes` body bytes by a failure (`.networkConnectionLost` by default).
+    public func failing(after bytes: Int, with code: URLError.Code = .networkConnectionLost) -> StubResponse {
+        var response = self
+        response.limit = max(0, bytes)
+        response.ending = .fail(code)
+        return response
+    }
+
+    /// This response, stopping after `bytes` body bytes: nothing more is sent and it never ends.
+    public func stalling(after bytes: Int) -> StubResponse {
+        var response = self
+        response.limit = max(0, bytes)
+        response.ending = .stall
+        return response
+    }
+
+    /// `file` as an HTTP server serves it to `request`, with a strong `ETag` of `etag` (quotes included):
+    ///
+    /// - no `Range`: `200` and the whole file;
+    /// - `Range: bytes=N-` (and an `If-Range` that is absent or equals `etag`): `206` with bytes `N…` and a
+    ///   `Content-Range`; `416` if `N` is past the end;
+    /// - an `If-Range` that does not match `etag` (the file changed): `200` and the whole file.
+    ///
+    /// ```swift
+    /// StubServer(clock: clock) { request in
+    ///     StubResponse.file(payload, etag: "\"v1\"", for: request).paced(chunkSize: 1_000, every: .seconds(1))
+    /// }
+    /// ```
+    ///
+    /// Other `Range` forms (suffixes, several ranges) are answered with the whole file, as servers may.
+    public static func file(_ file: Data, etag: String = "\"stub\"", for request: URLRequest) -> StubResponse {
+        var headers = ["ETag": etag, "Accept-Ranges": "bytes"]
+        guard let range = request.value(forHTTPHeaderField: "Range"),
+            range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let start = Int(range.dropFirst("bytes=".count).dropLast()),
+            request.value(forHTTPHeaderField: "If-Range").map({ $0 == etag }) ?? true
+        else {
+            return .body(file, headers: headers)
+        }
+        guard start < file.count else {
+            headers["Content-Range"] = "bytes */\(file.count)"
+            return .status(416, headers: headers)
+        }
+        headers["Content-Range"] = "bytes \(start)-\(file.count - 1)/\(file.count)"
+        return .body(file.subdata(in: start..<file.count), status: 206, headers: headers)
+    }
+
+    /// This response with its body sent in chunks of `chunkSize` bytes, `every` so often on the server's clock.
+    public func paced(chunkSize: Int, every interval: DispatchTimeInterval?) -> StubResponse {
+        var response = self
+        response.chunkSize = max(1, chunkSize)
+        response.interval = interval
+        return response
+    }
+}
+
+/// Finds the server of a request's host.
+final class StubRegistry: @unchecked Sendable {
+    // @unchecked Sendable: `servers` is behind `lock`.
+    static let shared = StubRegistry()
+    private let lock = NSLock()
+    private nonisolated(unsafe) var servers: [String: WeakServer] = [:]
+
+    private struct WeakServer {
+        weak var server: StubServer?
+    }
+
+    func register(_ server: StubServer) {
+        lock.lock()
+        servers[server.host] = WeakServer(server: server)
+        lock.unlock()
+    }
+
+    func unregister(_ host: String) {
+        lock.lock()
+        servers[host] = nil
+        lock.unlock()
+    }
+
+    func server(for host: String?) -> StubServer? {
+        guard let host else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        return servers[host]?.server
+    }
+}
+
+/// The `URLProtocol` behind ``StubServer/configuration``: hands each request to its host's server.
+final class StubURLProtocol: URLProtocol {
+    // Its state is behind `lock`: a chunk's timer fires on the thread that advances the clock.
+    private let lock = NSLock()
+    private nonisolated(unsafe) var timers: [PromiseTimer] = []
+    private nonisolated(unsafe) var ended = false
+    private nonisolated(unsafe) var transfer: (server: StubServer, index: Int)?
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.host?.hasPrefix("stub-") == true
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest {
+        request
+    }
+
+    override func startLoading() {
+        guard let server = StubRegistry.shared.server(for: request.url?.host), let url = request.url else {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        let response = server.respond(request)
+        let index = server.begin(request, response: response)
+        lock.lock()
+        transfer = (server, index)
+        lock.unlock()
+        guard response.answers else {
+            server.update { $0[index].state = .stalled }
+            return
+        }
+        var headers = response.headers
+        if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
+            headers["Content-Length"] = "\(response.body.count)"
+        }
+        let httpResponse = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!
+        client?.urlProtocol(self, didReceive: httpResponse, cacheStoragePolicy: .notAllowed)
+
+        let toSend = min(response.body.count, response.limit ?? .max)
+        let chunkSize = response.chunkSize ?? max(1, toSend)
+        let chunks = stride(from: 0, to: toSend, by: chunkSize).map { $0..<min($0 + chunkSize, toSend) }
+        guard let interval = response.interval, chunks.count > 1 else {
+            for chunk in chunks { send(response.body.subdata(in: chunk)) }
+            end(response.ending)
+            return
+        }
+        // The first chunk at once, the k-th k intervals later; the ending with the last chunk.
+        send(response.body.subdata(in: chunks[0]))
+        let step = interval.nanosecondsOrNever ?? .max
+        var scheduled: [PromiseTimer] = []
+        // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
+        let this = UncheckedProtocol(self)
+        for (k, chunk) in chunks.enumerated().dropFirst() {
+            let data = response.body.subdata(in: chunk)
+            let isLast = k == chunks.count - 1
+            let delay = step.multipliedReportingOverflow(by: UInt64(k))
+            let after: DispatchTimeInterval =
+                delay.overflow || delay.partialValue > UInt64(Int.max) ? .never : .nanoseconds(Int(delay.partialValue))
+            scheduled.append(
+                server.clock.schedule(after: after) {
+                    this.value.send(data)
+                    if isLast { this.value.end(response.ending) }
+                }
+            )
+        }
+        lock.lock()
+        let alreadyEnded = ended
+        if !alreadyEnded { timers = scheduled }
+        lock.unlock()
+        if alreadyEnded { scheduled.forEach { $0.cancel() } }
+    }
+
+    override func stopLoading() {
+        lock.lock()
+        let wasEnded = ended
+        ended = true
+        let scheduled = timers
+        timers = []
+        let transfer = transfer
+        lock.unlock()
+        scheduled.forEach { $0.cancel() }
+        if !wasEnded, let (server, index) = transfer {
+            server.update { $0[index].state = .stoppedByClient }
+        }
+    }
+
+    private func send(_ data: Data) {
+        lock.lock()
+        let isEnded = ended
+        let transfer = transfer
+        lock.unlock()
+        guard !isEnded, let (server, index) = transfer else { return }
+        client?.urlProtocol(self, didLoad: data)
+        server.update { $0[index].bytesSent += data.count }
+    }
+
+    private func end(_ ending: StubResponse.Ending) {
+        lock.lock()
+        let transfer = transfer
+        let isEnded = ended
+        if ending != .stall { ended = true }
+        lock.unlock()
+        guard !isEnded, let (server, index) = transfer else { return }
+        switch ending {
+        case .finish:
+            server.update { $0[index].state = .finished }
+            client?.urlProtocolDidFinishLoading(self)
+        case .fail(let code):
+            server.update { $0[index].state = .failed(code) }
+            client?.urlProtocol(self, didFailWithError: URLError(code))
+        case .stall:
+            server.update { $0[index].state = .stalled }
+        }
+    }
+}
+
+private struct UncheckedProtocol: @unchecked Sendable {
+    let value: StubURLProtocol
+    init(_ value: StubURLProtocol) { self.value = value }
+}

@@ -1,0 +1,299 @@
+public import Dispatch
+public import Foundation
+public import PromiseCore
+
+/// A clock whose time moves only when the test says: `advance(by:)` fires exactly the timers that fall due, in
+/// deadline order, on the calling thread, before it returns.
+///
+/// ```swift
+/// @Test func theSearchTimesOut() {
+///     let clock = TestClock()
+///     let (work, _) = CancellablePromise<Int>.pending()
+///     let reply = work.timeout(seconds: 30, clock: clock)
+///     clock.advance(by: .seconds(29))
+///     #expect(reply.isPending)
+///     clock.advance(by: .seconds(1))
+///     #expect(reply.error is TimeoutError)     // and `work` was cancelled
+/// }
+/// ```
+///
+/// Timers due at the same instant fire in the order they were scheduled. A timer that a firing one schedules
+/// fires in the same `advance` if it falls due within it. Nothing runs between calls: handlers that the timers'
+/// promises dispatch to a queue run there, as usual — in an `async` test, `await clock.advance(by:)` also lets
+/// the main queue catch up after each timer (see ``advance(by:isolation:)-(DispatchTimeInterval,_)``).
+///
+/// Pass it per call (`timeout(seconds:clock:)`, `after(seconds:clock:)`, `retry(_:delay:backoff:clock:…)`,
+/// ``StubServer``'s pacing) or install it for the code under test with `withPromiseClock(_:operation:)`.
+/// Thread-safe: timers may be scheduled and cancelled from any thread; advance it from one thread at a time.
+public final class TestClock: PromiseClock, @unchecked Sendable {
+    // @unchecked Sendable: all mutable state is behind `state`'s lock.
+    private struct Entry {
+        let deadline: UInt64
+        let sequence: UInt64
+        let work: @Sendable () -> Void
+    }
+
+    private struct State {
+        var now: UInt64 = 0
+        var sequence: UInt64 = 0
+        var entries: [Entry] = []
+        /// Counts schedules and cancellations: `await advance` settles until it stops changing.
+        var activity: UInt64 = 0
+    }
+
+    private let state = NSLock()
+    private nonisolated(unsafe) var stateValue = State()
+
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        state.lock()
+        defer { state.unlock() }
+        return body(&stateValue)
+    }
+
+    /// A clock at time zero with no timers.
+    public init() {}
+
+    /// How much virtual time has passed since the clock was made.
+    public var now: DispatchTimeInterval {
+        .nanoseconds(Int(clamping: withState { $0.now }))
+    }
+
+    /// ``now`` in seconds: `clock.elapsed == 3` after `advance(by: .seconds(3))`.
+    public var elapsed: TimeInterval {
+        TimeInterval(withState { $0.now }) / 1_000_000_000
+    }
+
+    /// How many timers are scheduled and not yet fired or cancelled (a `.never` timer stays pending forever).
+    public var pendingTimers: Int {
+        withState { $0.entries.count }
+    }
+
+    /// The delays, from ``now``, of the pending timers, soonest first: `[.seconds(2)]` while a retry waits two
+    /// seconds. `.never` for timers that never fire.
+    public var pendingDelays: [DispatchTimeInterval] {
+        withState { state in
+            state.entries.sorted(by: Self.firesBefore).map { entry in
+                entry.deadline == .max ? .never : .nanoseconds(Int(clamping: entry.deadline - state.now))
+            }
+        }
+    }
+
+    public func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
+        let sequence = withState { state in
+            state.sequence += 1
+            state.activity += 1
+            let deadline = delay.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max
+            state.entries.append(Entry(deadline: deadline, sequence: state.sequence, work: work))
+            return state.sequence
+        }
+        return PromiseTimer { [self] in
+            withState { state in
+                guard let index = state.entries.firstIndex(where: { $0.sequence == sequence }) else { return }
+                state.entries.remove(at: index)
+                state.activity += 1
+            }
+        }
+    }
+
+    /// Moves time forward by `interval`, firing every timer that falls due, in deadline order, on this thread;
+    /// each runs with ``now`` at its own deadline. Returns when time has reached `now + interval`.
+    ///
+    /// ```swift
+    /// let delay = retry(3, delay: 1, backoff: 2, clock: clock, on: nil) { flakyFetch() }
+    /// clock.advance(by: .seconds(1))   // the second attempt runs inside this call
+    /// ```
+    public func advance(by interval: DispatchTimeInterval) {
+        let target = withState { state in
+            interval.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max - 1
+        }
+        while let entry = takeFirst(dueBy: target) {
+            entry.work()
+        }
+        withState { $0.now = max($0.now, target) }
+    }
+
+    /// ``advance(by:)-(DispatchTimeInterval)`` by a number of seconds: `clock.advance(by: 0.25)`.
+    public func advance(by seconds: TimeInterval) {
+        advance(by: Self.interval(seconds: seconds))
+    }
+
+    /// Fires every timer that will ever fire, advancing time to each one's deadline, until none is left but
+    /// `.never` ones. Stops after `limit` timers — a timer that always schedules another would otherwise run
+    /// for ever — and reports a test failure naming the limit.
+    public func run(
+        limit: Int = 100_000,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) {
+        var fired = 0
+        while let entry = takeFirst(dueBy: .max - 1) {
+            fired += 1
+            entry.work()
+            if fired == limit, pendingTimers > 0 {
+                reportTestFailure(
+                    "TestClock.run() fired \(limit) timers and more keep coming; "
+                        + "a timer that always reschedules itself never drains",
+                    at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+                )
+                return
+            }
+        }
+    }
+
+    /// Moves time forward by `interval` like the synchronous ``advance(by:)-(DispatchTimeInterval)``, but first
+    /// and after each timer it fires, lets work queued on the main queue run: a handler, a retry's next attempt
+    /// or a view model's state change that a timer's promise dispatches to the main queue has run — and has
+    /// scheduled whatever timer it schedules — before the next timer is considered.
+    ///
+    /// ```swift
+    /// let download = model.start()          // on the main actor; retries with back-off
+    /// await clock.advance(by: .seconds(1))  // the second attempt has started on the main queue
+    /// ```
+    ///
+    /// "Let the main queue run" means: wait for a block put on the main queue to run, and repeat until three
+    /// turns in a row schedule or cancel no timer on this clock. Work on other queues is not waited for: wait for
+    /// what it does (a ``StubServer`` request, a promise) instead.
+    public func advance(by interval: DispatchTimeInterval, isolation: isolated (any Actor)? = #isolation) async {
+        let target = withState { state in
+            interval.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max - 1
+        }
+        await settle()
+        while let entry = takeFirst(dueBy: target) {
+            entry.work()
+            await settle()
+        }
+        withState { $0.now = max($0.now, target) }
+    }
+
+    /// ``advance(by:isolation:)`` by a number of seconds.
+    public func advance(by seconds: TimeInterval, isolation: isolated (any Actor)? = #isolation) async {
+        await advance(by: Self.interval(seconds: seconds))
+    }
+
+    /// Fires every timer that will ever fire like ``run(limit:fileID:line:)``, letting the main queue catch up
+    /// before and after each as ``advance(by:isolation:)`` does.
+    public func run(
+        limit: Int = 100_000,
+        isolation: isolated (any Actor)? = #isolation,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
+        await settle()
+        var fired = 0
+        while let entry = takeFirst(dueBy: .max - 1) {
+            fired += 1
+            entry.work()
+            await settle()
+            if fired == limit, pendingTimers > 0 {
+                reportTestFailure(
+                    "TestClock.run() fired \(limit) timers and more keep coming; "
+                        + "a timer that always reschedules itself never drains",
+                    at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+                )
+                return
+            }
+        }
+    }
+
+    /// Removes and returns the first timer due by `target`, moving ``now`` to its deadline.
+    private func takeFirst(dueBy target: UInt64) -> Entry? {
+        withState { state in
+            guard let index = state.entries.indices.min(by: { Self.firesBefore(state.entries[$0], state.entries[$1]) }),
+                state.entries[index].deadline <= target
+            else { return nil }
+            let entry = state.entries.remove(at: index)
+            state.now = max(state.now, entry.deadline)
+            return entry
+        }
+    }
+
+    private func settle() async {
+        var quietTurns = 0
+        var seen = withState { $0.activity }
+        while quietTurns < 3 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.main.async { continuation.resume() }
+            }
+            let activity = withState { $0.activity }
+            quietTurns = activity == seen ? quietTurns + 1 : 0
+            seen = activity
+        }
+    }
+
+    private static func firesBefore(_ a: Entry, _ b: Entry) -> Bool {
+        (a.deadline, a.sequence) < (b.deadline, b.sequence)
+    }
+
+    private static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow || sum == .max ? .max - 1 : sum
+    }
+
+    static func interval(seconds: TimeInterval) -> DispatchTimeInterval {
+        guard seconds > 0 else { return .nanoseconds(0) }
+        let nanoseconds = seconds * 1_000_000_000
+        return nanoseconds < Double(Int.max) ? .nanoseconds(Int(nanoseconds)) : .never
+    }
+}
+
+/// A clock that fires every timer at once, on the thread that schedules it, and counts the time it skipped.
+///
+/// ```swift
+/// let clock = ImmediateClock()
+/// let value = try await retry(3, delay: 1, backoff: 2, clock: clock) { flakyFetch() }.async()
+/// #expect(clock.elapsed == 3)   // waited 1 s and 2 s, in no time
+/// ```
+///
+/// For code whose waiting is not what the test is about. A `.never` timer never fires.
+public final class ImmediateClock: PromiseClock, @unchecked Sendable {
+    // @unchecked Sendable: `now` is behind its lock.
+    private let lock = NSLock()
+    private nonisolated(unsafe) var nanoseconds: UInt64 = 0
+
+    /// A clock at time zero.
+    public init() {}
+
+    /// The total of every delay this clock skipped.
+    public var now: DispatchTimeInterval {
+        lock.lock()
+        defer { lock.unlock() }
+        return .nanoseconds(Int(clamping: nanoseconds))
+    }
+
+    /// ``now`` in seconds.
+    public var elapsed: TimeInterval {
+        lock.lock()
+        defer { lock.unlock() }
+        return TimeInterval(nanoseconds) / 1_000_000_000
+    }
+
+    public func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
+        guard let delay = delay.nanosecondsOrNever else { return PromiseTimer {} }
+        lock.lock()
+        let (sum, overflow) = nanoseconds.addingReportingOverflow(delay)
+        nanoseconds = overflow ? .max : sum
+        lock.unlock()
+        work()
+        return PromiseTimer {}
+    }
+}
+
+extension DispatchTimeInterval {
+    /// The interval in nanoseconds (negative counts as zero), or `nil` for `.never`.
+    var nanosecondsOrNever: UInt64? {
+        let value: Int
+        switch self {
+        case .seconds(let seconds): value = seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow ? .max : seconds * 1_000_000_000
+        case .milliseconds(let ms): value = ms.multipliedReportingOverflow(by: 1_000_000).overflow ? .max : ms * 1_000_000
+        case .microseconds(let us): value = us.multipliedReportingOverflow(by: 1_000).overflow ? .max : us * 1_000
+        case .nanoseconds(let ns): value = ns
+        case .never: return nil
+        @unknown default: return nil
+        }
+        return UInt64(max(0, value))
+    }
+}

@@ -1,0 +1,164 @@
+import Cancellable
+import Dispatch
+import Foundation
+import PromiseCore
+import PromiseTesting
+import Testing
+
+/// TestClock and ImmediateClock: what fires, when, in which order, on which thread.
+struct TestClockTests {
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [String] = []
+        func append(_ item: String) {
+            lock.lock()
+            items.append(item)
+            lock.unlock()
+        }
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return items
+        }
+    }
+
+    @Test func advanceFiresExactlyTheTimersDueInDeadlineOrderThenSchedulingOrder() {
+        let clock = TestClock()
+        let log = Log()
+        _ = clock.schedule(after: .seconds(3)) { log.append("c@\(clock.elapsed)") }
+        _ = clock.schedule(after: .seconds(1)) { log.append("a@\(clock.elapsed)") }
+        _ = clock.schedule(after: .seconds(1)) { log.append("b@\(clock.elapsed)") }
+        _ = clock.schedule(after: .never) { log.append("never") }
+        #expect(clock.pendingDelays == [.nanoseconds(1_000_000_000), .nanoseconds(1_000_000_000), .nanoseconds(3_000_000_000), .never])
+
+        clock.advance(by: .milliseconds(999))
+        #expect(log.all.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        #expect(log.all == ["a@1.0", "b@1.0"])
+        clock.advance(by: 5)
+        #expect(log.all == ["a@1.0", "b@1.0", "c@3.0"])
+        #expect(clock.elapsed == 6)
+        #expect(clock.pendingTimers == 1, "the .never timer stays")
+    }
+
+    @Test func aTimerScheduledByAFiringOneFiresInTheSameAdvanceIfDue() {
+        let clock = TestClock()
+        let log = Log()
+        _ = clock.schedule(after: .seconds(1)) {
+            log.append("first@\(clock.elapsed)")
+            _ = clock.schedule(after: .seconds(1)) { log.append("second@\(clock.elapsed)") }
+            _ = clock.schedule(after: .seconds(5)) { log.append("late") }
+        }
+        clock.advance(by: .seconds(2))
+        #expect(log.all == ["first@1.0", "second@2.0"])
+        #expect(clock.pendingTimers == 1)
+    }
+
+    @Test func aCancelledTimerNeverFiresAndCancellingTwiceOrLateIsHarmless() {
+        let clock = TestClock()
+        let log = Log()
+        let timer = clock.schedule(after: .seconds(1)) { log.append("fired") }
+        timer.cancel()
+        timer.cancel()
+        clock.advance(by: .seconds(10))
+        #expect(log.all.isEmpty)
+        let fired = clock.schedule(after: .seconds(1)) { log.append("fired") }
+        clock.advance(by: .seconds(1))
+        fired.cancel()
+        #expect(log.all == ["fired"])
+    }
+
+    @Test func runDrainsEveryFiniteTimerAndStopsAtARunawayTimer() async {
+        let clock = TestClock()
+        let log = Log()
+        _ = clock.schedule(after: .seconds(60)) { log.append("minute") }
+        _ = clock.schedule(after: .seconds(2)) { log.append("two") }
+        await clock.run()
+        #expect(log.all == ["two", "minute"])
+        #expect(clock.elapsed == 60)
+
+        @Sendable func again() { _ = clock.schedule(after: .seconds(1)) { again() } }
+        again()
+        await withKnownIssue {
+            await clock.run(limit: 50)
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("fired 50 timers") }
+        }
+        #expect(clock.elapsed == 110)
+    }
+
+    @Test func hugeDelaysSaturateInsteadOfOverflowing() {
+        let clock = TestClock()
+        let log = Log()
+        _ = clock.schedule(after: .seconds(Int.max)) { log.append("far") }
+        clock.advance(by: .seconds(1))
+        #expect(log.all.isEmpty)
+        clock.advance(by: .seconds(Int.max))
+        #expect(log.all == ["far"])
+    }
+
+    @Test func afterResolvesWhenTheClockReachesItsDeadline() {
+        let clock = TestClock()
+        let guarantee = after(seconds: 2, clock: clock)
+        let cancellable: CancellablePromise<Void> = after(.milliseconds(500), clock: clock)
+        clock.advance(by: .milliseconds(499))
+        #expect(guarantee.isPending && cancellable.isPending)
+        clock.advance(by: .milliseconds(1))
+        #expect(guarantee.isPending && cancellable.isFulfilled)
+        clock.advance(by: 1.5)
+        #expect(guarantee.isFulfilled)
+    }
+
+    @Test func theInstalledClockIsPerTaskSoParallelTestsDoNotShareIt() async {
+        let clocks = (0..<8).map { _ in TestClock() }
+        await withTaskGroup(of: Void.self) { group in
+            for clock in clocks {
+                group.addTask {
+                    withPromiseClock(clock) {
+                        let delay = after(seconds: 1)
+                        clock.advance(by: .seconds(1))
+                        #expect(delay.isFulfilled)
+                    }
+                }
+            }
+        }
+        #expect(clocks.allSatisfy { $0.pendingTimers == 0 })
+        #expect(PromiseClocks.current is DispatchClock)
+    }
+
+    @Test func anImmediateClockFiresAtOnceAndAddsUpTheDelays() throws {
+        let clock = ImmediateClock()
+        let attempts = Log()
+        let result = retry(3, delay: 1, backoff: 2, clock: clock, on: nil) { () -> Promise<Int> in
+            attempts.append("\(clock.elapsed)")
+            return attempts.all.count < 3 ? Promise(error: TestError.flaky) : .value(7)
+        }
+        #expect(result.value == 7)
+        #expect(attempts.all == ["0.0", "1.0", "3.0"])
+        #expect(clock.elapsed == 3)
+        #expect(after(seconds: 5, clock: clock).isFulfilled)
+        #expect(clock.elapsed == 8)
+    }
+
+    @Test func cancellingARetryWhoseClockFiredAtOnceCancelsTheAttemptInFlightNotTheSpentDelay() {
+        // With a clock that fires inside schedule(), the second attempt starts before the first delay's cancel step
+        // is installed: that stale step must not replace the attempt's.
+        let clock = ImmediateClock()
+        let cancelled = Log()
+        var first = true
+        let result = retry(2, delay: 1, clock: clock, on: nil) { () -> CancellablePromise<Int> in
+            if first {
+                first = false
+                return CancellablePromise(error: TestError.flaky)
+            }
+            return CancellablePromise { _ in { cancelled.append("attempt 2") } }
+        }
+        result.cancel()
+        #expect(cancelled.all == ["attempt 2"])
+        #expect(result.isRejected)
+    }
+}
+
+enum TestError: Error {
+    case flaky
+}
