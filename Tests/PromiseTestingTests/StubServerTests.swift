@@ -1,0 +1,176 @@
+import Cancellable
+import CancellableURLSession
+import Dispatch
+import Foundation
+import PromiseCore
+import PromiseTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A value that a test waits on without polling: `set` from any thread, `wait(until:)` from the test.
+final class Watched<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    private var waiters: [(predicate: (Value) -> Bool, resume: () -> Void)] = []
+
+    init(_ value: Value) { self.value = value }
+
+    var current: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func update(_ body: (inout Value) -> Void) {
+        lock.lock()
+        body(&value)
+        var ready: [() -> Void] = []
+        waiters.removeAll { waiter in
+            guard waiter.predicate(value) else { return false }
+            ready.append(waiter.resume)
+            return true
+        }
+        lock.unlock()
+        ready.forEach { $0() }
+    }
+
+    func wait(until predicate: @escaping (Value) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if predicate(value) {
+                lock.unlock()
+                continuation.resume()
+                return
+            }
+            waiters.append((predicate, { continuation.resume() }))
+            lock.unlock()
+        }
+    }
+}
+
+func payload(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+}
+
+func temporaryFile() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("promise-testing-\(UUID()).bin")
+}
+
+/// StubServer serves URLSession transfers — data and resumable downloads — with no socket.
+@Suite(.timeLimit(.minutes(1)))
+struct StubServerTests {
+    @Test func servesAFixedBodyWithItsStatusAndHeaders() async throws {
+        let body = payload(5_000)
+        let server = StubServer { _ in .body(body, headers: ["Content-Type": "application/octet-stream"]) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+
+        let (data, response) = try await session.cancellableData(from: server.url("/file")).async()
+        #expect(data == body)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 200)
+        #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/octet-stream")
+        #expect(server.transfers.map(\.state) == [.finished])
+        #expect(server.transfers[0].request.url?.path == "/file")
+    }
+
+    @Test func anErrorStatusRejectsWithHTTPStatusError() async throws {
+        let server = StubServer { _ in .status(503, body: Data("busy".utf8)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let error = await #expect(throws: HTTPStatusError.self) {
+            try await session.cancellableData(from: server.url("/busy")).async()
+        }
+        #expect(error?.statusCode == 503)
+        #expect(error?.body == Data("busy".utf8))
+    }
+
+    @Test func aFailureAfterNBytesRejectsWithTheURLErrorAndSendsOnlyThoseBytes() async throws {
+        let server = StubServer { _ in StubResponse.body(payload(10_000), chunkSize: 1_000).failing(after: 2_500) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+
+        let error = await #expect(throws: URLError.self) {
+            try await session.cancellableData(from: server.url("/drops")).async()
+        }
+        #expect(error?.code == .networkConnectionLost)
+        #expect(server.transfers[0].bytesSent == 2_500)
+        #expect(server.transfers[0].state == .failed(.networkConnectionLost))
+    }
+
+    @Test func chunksArriveOnlyAsTheClockAdvancesAndStopEndsTheTransfer() async throws {
+        let clock = TestClock()
+        let server = StubServer(clock: clock) { _ in .body(payload(10_000), chunkSize: 1_000, every: .seconds(1)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let received = Watched<Int64>(0)
+
+        let transfer = session.cancellableData(for: URLRequest(url: server.url("/slow"))) { progress in
+            received.update { $0 = progress.bytesTransferred }
+        }
+        await server.waitForRequests(1)
+        #expect(server.transfers[0].bytesSent == 1_000, "the first chunk at once")
+        await clock.advance(by: .seconds(3))
+        #expect(server.transfers[0].bytesSent == 4_000)
+        await received.wait { $0 == 4_000 }
+        #expect(clock.pendingTimers == 6)
+
+        transfer.cancel()
+        await server.waitUntil { $0[0].state == .stoppedByClient }
+        #expect(clock.pendingTimers == 0, "stopping releases the chunks' timers")
+        #expect(server.transfers[0].bytesSent == 4_000)
+        await #expect(throws: CancellablePromiseError.self) { try await transfer.async() }
+    }
+
+    @Test func rangeAndIfRangeAreAnsweredAsAnHTTPServerDoes() {
+        let file = payload(1_000)
+        func request(range: String?, ifRange: String?) -> URLRequest {
+            var request = URLRequest(url: URL(string: "http://stub-x.invalid/f")!)
+            request.setValue(range, forHTTPHeaderField: "Range")
+            request.setValue(ifRange, forHTTPHeaderField: "If-Range")
+            return request
+        }
+        let whole = StubResponse.file(file, etag: "\"v1\"", for: request(range: nil, ifRange: nil))
+        #expect(whole.status == 200 && whole.body == file && whole.headers["ETag"] == "\"v1\"")
+
+        let rest = StubResponse.file(file, etag: "\"v1\"", for: request(range: "bytes=400-", ifRange: "\"v1\""))
+        #expect(rest.status == 206 && rest.body == file.subdata(in: 400..<1_000))
+        #expect(rest.headers["Content-Range"] == "bytes 400-999/1000")
+
+        let changed = StubResponse.file(file, etag: "\"v2\"", for: request(range: "bytes=400-", ifRange: "\"v1\""))
+        #expect(changed.status == 200 && changed.body == file, "If-Range does not match: the whole file")
+
+        let past = StubResponse.file(file, etag: "\"v1\"", for: request(range: "bytes=1000-", ifRange: nil))
+        #expect(past.status == 416 && past.headers["Content-Range"] == "bytes */1000")
+    }
+
+    @Test func aStalledRequestIsEndedByItsClientOnly() async throws {
+        let clock = TestClock()
+        let server = StubServer(clock: clock) { _ in .stall }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+
+        let reply = session.cancellableData(from: server.url("/never")).timeout(seconds: 30, clock: clock)
+        await server.waitForRequests(1)
+        #expect(server.transfers[0].state == .stalled)
+        await clock.advance(by: .seconds(29))
+        #expect(reply.isPending)
+        await clock.advance(by: .seconds(1))
+        #expect(reply.error is TimeoutError)
+        await server.waitUntil { $0[0].state == .stoppedByClient }
+    }
+
+    @Test func requestsToAnotherHostFailAsUnsupported() async throws {
+        let server = StubServer { _ in .body(Data()) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let other = StubServer { _ in .body(Data("other".utf8)) }
+        let (data, _) = try await session.cancellableData(from: other.url("/x")).async()
+        #expect(data == Data("other".utf8), "any stub server is reachable through any stub configuration")
+        let gone = URL(string: "http://stub-gone.invalid/x")!
+        await #expect(throws: URLError.self) { try await session.cancellableData(from: gone).async() }
+    }
+}
