@@ -41,23 +41,31 @@ public func withNoPromisesLeftPending<R>(
     return result
 }
 
-/// The failure message for `pending`, or nothing if it is empty.
+/// Fails the test with ``pendingMessage(_:)`` if `pending` is not empty.
 func reportPending(_ pending: [PendingPromise], at site: CallSite) {
-    guard !pending.isEmpty else { return }
+    if let message = pendingMessage(pending) {
+        reportTestFailure(message, at: site)
+    }
+}
+
+/// What a leak check says about `pending`: one line per promise, oldest first; `nil` if it is empty.
+func pendingMessage(_ pending: [PendingPromise]) -> String? {
+    guard !pending.isEmpty else { return nil }
     let lines = pending.map { promise in
         "  " + promise.description
             + (promise.type.hasPrefix("CancellablePromise<") && !promise.canNeverResolve
                 ? " (its cancel handlers are still registered)" : "")
     }
     let count = pending.count == 1 ? "1 promise" : "\(pending.count) promises"
-    reportTestFailure("\(count) left pending:\n" + lines.joined(separator: "\n"), at: site)
+    return "\(count) left pending:\n" + lines.joined(separator: "\n")
 }
 
 #if canImport(Testing)
 /// A Swift Testing trait that fails a test if a promise it created is still pending when it ends; see
 /// ``Testing/Trait/noPromisesLeftPending``.
 public struct NoPromisesLeftPendingTrait: TestTrait, SuiteTrait, TestScoping {
-    let site: CallSite
+    /// Where to report; the test's own location when `nil`.
+    let site: CallSite?
 
     /// On a suite, it applies to each of its tests.
     public var isRecursive: Bool { true }
@@ -73,7 +81,12 @@ public struct NoPromisesLeftPendingTrait: TestTrait, SuiteTrait, TestScoping {
         }
         let start = PromiseDiagnostics.checkpoint()
         let (_, scope) = try await PromiseDiagnostics.withNewScope { try await function() }
-        reportPending(PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope), at: site)
+        let pending = PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope)
+        if let site {
+            reportPending(pending, at: site)
+        } else if let message = pendingMessage(pending) {
+            Issue.record(Comment(rawValue: message), sourceLocation: test.sourceLocation)
+        }
     }
 }
 
@@ -90,10 +103,10 @@ extension Trait where Self == NoPromisesLeftPendingTrait {
     /// On a suite, it checks each test. Safe with parallel tests: each test sees only the promises made in its own
     /// task (see ``withNoPromisesLeftPending(isolation:fileID:filePath:line:column:_:)``). Debug builds only.
     public static var noPromisesLeftPending: Self {
-        noPromisesLeftPending()
+        NoPromisesLeftPendingTrait(site: nil)
     }
 
-    /// ``noPromisesLeftPending`` with the failure reported at the given source location.
+    /// ``noPromisesLeftPending`` with the failure reported at the given source location rather than the test's.
     public static func noPromisesLeftPending(
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,

@@ -75,9 +75,10 @@ public final class StubServer: @unchecked Sendable {
         return recorded
     }
 
-    /// Returns once at least `count` requests have arrived.
+    /// Returns once at least `count` requests have arrived and the stub has done what it does at once for each:
+    /// sent the headers and the first chunk, and scheduled the later chunks on the clock.
     public func waitForRequests(_ count: Int) async {
-        await waitUntil { $0.count >= count }
+        await waitUntil { $0.count(where: \.isStarted) >= count }
     }
 
     /// Returns once `predicate` holds for ``transfers``; checked now and after each change.
@@ -145,6 +146,8 @@ public struct StubTransfer: Sendable {
     public internal(set) var bytesSent = 0
     /// How it stands.
     public internal(set) var state = State.sending
+    /// Whether the stub has done everything it does at once — headers, the first chunk, scheduling the rest.
+    var isStarted = false
 
     init(request: URLRequest, status: Int) {
         self.request = request
@@ -348,7 +351,10 @@ final class StubURLProtocol: URLProtocol {
         transfer = (server, index)
         lock.unlock()
         guard response.answers else {
-            server.update { $0[index].state = .stalled }
+            server.update {
+                $0[index].state = .stalled
+                $0[index].isStarted = true
+            }
             return
         }
         var headers = response.headers
@@ -364,14 +370,15 @@ final class StubURLProtocol: URLProtocol {
         guard let interval = response.interval, chunks.count > 1 else {
             for chunk in chunks { send(response.body.subdata(in: chunk)) }
             end(response.ending)
+            server.update { $0[index].isStarted = true }
             return
         }
-        // The first chunk at once, the k-th k intervals later; the ending with the last chunk.
-        send(response.body.subdata(in: chunks[0]))
+        // The k-th chunk k intervals from now, the ending with the last one; all scheduled before the first chunk
+        // is sent, so that a test that saw it can advance the clock.
         let step = interval.nanosecondsOrNever ?? .max
-        var scheduled: [PromiseTimer] = []
         // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
         let this = UncheckedProtocol(self)
+        var scheduled: [PromiseTimer] = []
         for (k, chunk) in chunks.enumerated().dropFirst() {
             let data = response.body.subdata(in: chunk)
             let isLast = k == chunks.count - 1
@@ -390,6 +397,8 @@ final class StubURLProtocol: URLProtocol {
         if !alreadyEnded { timers = scheduled }
         lock.unlock()
         if alreadyEnded { scheduled.forEach { $0.cancel() } }
+        send(response.body.subdata(in: chunks[0]))
+        server.update { $0[index].isStarted = true }
     }
 
     override func stopLoading() {
