@@ -111,12 +111,20 @@ final class DownloadViewModel {
     }
 
     private(set) var state = State.idle
-    private let session = URLSession.withProgressReporting()
+    private let session: URLSession
     private let timeLimit: TimeInterval
+    private let clock: any PromiseClock
     private var download: CancellablePromise<(url: URL, response: URLResponse)>?
 
-    init(timeLimit: TimeInterval = 600) {
+    // Tests pass a StubServer's configuration and a TestClock (see "Testing code that uses promises").
+    init(
+        timeLimit: TimeInterval = 600,
+        configuration: URLSessionConfiguration = .default,
+        clock: any PromiseClock = PromiseClocks.current
+    ) {
         self.timeLimit = timeLimit
+        self.session = URLSession.withProgressReporting(configuration: configuration)
+        self.clock = clock
     }
 
     deinit {
@@ -130,7 +138,7 @@ final class DownloadViewModel {
             [weak self] progress in
             DispatchQueue.main.async { self?.show(progress) }
         }
-        .timeout(seconds: timeLimit)
+        .timeout(seconds: timeLimit, clock: clock)
         download
             .done { file, _ in self.state = .finished(file) }
             .catch(policy: .allErrors) { error in
