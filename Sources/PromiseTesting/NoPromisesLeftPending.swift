@@ -121,18 +121,37 @@ extension Trait where Self == NoPromisesLeftPendingTrait {
 #if canImport(XCTest)
 extension XCTestCase {
     /// Fails this test, naming each creation site, if a promise created from now until the test ends is still
-    /// pending at tear-down (or was left unable to ever resolve). Call it first in the test, or in `setUp()`.
+    /// pending at tear-down (or was left unable to ever resolve). Call it in `setUp()`, or first in a synchronous
+    /// test.
     ///
     /// ```swift
-    /// func testSearchFinishes() async throws {
+    /// override func setUp() {
+    ///     super.setUp()
     ///     failIfPromisesLeftPending()
+    /// }
+    ///
+    /// func testSearchFinishes() async throws {
     ///     _ = try await SearchModel().search("swift").async()
     /// }
     /// ```
     ///
     /// XCTest runs a process's tests one at a time, so it lists every promise created meanwhile, on any thread.
     /// Debug builds only.
+    ///
+    /// > Important: On Linux, swift-corelibs-xctest deadlocks when a teardown block is added from inside an
+    /// > `async` test; there, call this from `setUp()` for async tests (it fails the test, rather than hang, if
+    /// > called from a task).
     public func failIfPromisesLeftPending(file: StaticString = #filePath, line: UInt = #line) {
+        #if !canImport(Darwin)
+        if withUnsafeCurrentTask(body: { $0 != nil }) {
+            XCTFail(
+                "failIfPromisesLeftPending() was called from an async test: on Linux, call it from setUp()",
+                file: file,
+                line: line
+            )
+            return
+        }
+        #endif
         let start = PromiseDiagnostics.checkpoint()
         addTeardownBlock {
             reportPending(

@@ -41,14 +41,21 @@ public final class StubServer: @unchecked Sendable {
 
     /// A server that answers each request with `respond(request)`, pacing bodies on `clock` (by default
     /// `PromiseClocks.current` when the server is made).
+    ///
+    /// Keep the server for as long as its URLs are used: a request to a server that is gone fails with
+    /// `URLError.cannotFindHost` and fails the test, naming where the server was made.
     public init(
         clock: any PromiseClock = PromiseClocks.current,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column,
         respond: @escaping @Sendable (URLRequest) -> StubResponse
     ) {
         self.host = "stub-\(UUID().uuidString.lowercased()).invalid"
         self.clock = clock
         self.respond = respond
-        StubRegistry.shared.register(self)
+        StubRegistry.shared.register(self, madeAt: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     deinit {
@@ -299,28 +306,32 @@ final class StubRegistry: @unchecked Sendable {
     static let shared = StubRegistry()
     private let lock = NSLock()
     private nonisolated(unsafe) var servers: [String: WeakServer] = [:]
+    /// Where each server that is gone was made, to say so when a request still reaches its host.
+    private nonisolated(unsafe) var gone: [String: CallSite] = [:]
 
     private struct WeakServer {
         weak var server: StubServer?
+        let site: CallSite
     }
 
-    func register(_ server: StubServer) {
+    func register(_ server: StubServer, madeAt site: CallSite) {
         lock.lock()
-        servers[server.host] = WeakServer(server: server)
+        servers[server.host] = WeakServer(server: server, site: site)
         lock.unlock()
     }
 
     func unregister(_ host: String) {
         lock.lock()
-        servers[host] = nil
+        gone[host] = servers.removeValue(forKey: host)?.site
         lock.unlock()
     }
 
-    func server(for host: String?) -> StubServer? {
-        guard let host else { return nil }
+    /// The server of `host`, or where it was made if it is gone.
+    func server(for host: String?) -> (server: StubServer?, goneSince: CallSite?) {
+        guard let host else { return (nil, nil) }
         lock.lock()
         defer { lock.unlock() }
-        return servers[host]?.server
+        return (servers[host]?.server, gone[host])
     }
 }
 
@@ -341,8 +352,16 @@ final class StubURLProtocol: URLProtocol {
     }
 
     override func startLoading() {
-        guard let server = StubRegistry.shared.server(for: request.url?.host), let url = request.url else {
-            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+        let found = StubRegistry.shared.server(for: request.url?.host)
+        guard let server = found.server, let url = request.url else {
+            if let site = found.goneSince {
+                reportTestFailure(
+                    "a request reached the StubServer made here after it was deallocated: keep a reference to it "
+                        + "for as long as its URLs are used (\(request.url?.absoluteString ?? "no URL"))",
+                    at: site
+                )
+            }
+            client?.urlProtocol(self, didFailWithError: URLError(found.goneSince == nil ? .unsupportedURL : .cannotFindHost))
             return
         }
         let response = server.respond(request)

@@ -39,6 +39,8 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         var entries: [Entry] = []
         /// Counts schedules and cancellations: `await advance` settles until it stops changing.
         var activity: UInt64 = 0
+        /// `waitForTimers(count:)` callers, resumed once that many timers are pending.
+        var waiters: [(count: Int, resume: () -> Void)] = []
     }
 
     private let state = NSLock()
@@ -86,12 +88,42 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
             state.entries.append(Entry(deadline: deadline, sequence: state.sequence, work: work))
             return state.sequence
         }
+        let ready = withState { state -> [() -> Void] in
+            let pending = state.entries.count
+            var ready: [() -> Void] = []
+            state.waiters.removeAll { waiter in
+                guard pending >= waiter.count else { return false }
+                ready.append(waiter.resume)
+                return true
+            }
+            return ready
+        }
+        for resume in ready { resume() }
         return PromiseTimer { [self] in
             withState { state in
                 guard let index = state.entries.firstIndex(where: { $0.sequence == sequence }) else { return }
                 state.entries.remove(at: index)
                 state.activity += 1
             }
+        }
+    }
+
+    /// Returns once at least `count` timers are pending: the deterministic way to wait for code running on
+    /// another thread — a retry whose attempt failed on a session's queue — to have started its timer.
+    ///
+    /// ```swift
+    /// let profile = loader.load()            // retry(3, delay: 1, backoff: 2) + timeout(seconds: 30)
+    /// await clock.waitForTimers(count: 2)    // the first attempt failed: the timeout's and the back-off's
+    /// await clock.advance(by: .seconds(1))   // the second attempt starts
+    /// ```
+    public func waitForTimers(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isReady = withState { state -> Bool in
+                guard state.entries.count < count else { return true }
+                state.waiters.append((count, { continuation.resume() }))
+                return false
+            }
+            if isReady { continuation.resume() }
         }
     }
 

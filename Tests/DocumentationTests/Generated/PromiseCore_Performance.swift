@@ -4,6 +4,7 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
+import PromiseTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
