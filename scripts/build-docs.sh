@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC archives of the three library modules with the toolchain's own `docc` (no plugin, so the
+# Builds the DocC archives of the four library modules with the toolchain's own `docc` (no plugin, so the
 # package stays dependency-free), treating every warning as an error. Output: .build/docs/<Module>.doccarchive
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,7 @@ swift package dump-symbol-graph --minimum-access-level public > /dev/null
 graphs=$(find .build -type d -path '*/symbolgraph' -newer Package.swift | head -n 1)
 [ -n "$graphs" ] || graphs=$(find .build -type d -path '*/symbolgraph' | head -n 1)
 
-for module in PromiseCore Cancellable CancellableURLSession; do
+for module in PromiseCore Cancellable CancellableURLSession PromiseTesting; do
     work=$(mktemp -d)
     cp "$graphs/$module.symbols.json" "$work/"
     cp "$graphs/$module@"*.symbols.json "$work/" 2> /dev/null || true

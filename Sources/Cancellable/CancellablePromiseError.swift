@@ -79,7 +79,7 @@ extension Error {
     }
 }
 
-/// The error ``CancellablePromise/timeout(seconds:)`` rejects with when the deadline passes first.
+/// The error ``CancellablePromise/timeout(seconds:clock:)`` rejects with when the deadline passes first.
 ///
 /// It is **not** a cancellation: `catch` with the default policy sees it.
 ///

@@ -21,7 +21,7 @@
 public enum CancellationReason: Sendable, Hashable {
     /// Someone called ``CancellablePromise/cancel()``: the default.
     case user
-    /// ``CancellablePromise/timeout(seconds:)`` ran out of time.
+    /// ``CancellablePromise/timeout(seconds:clock:)`` ran out of time.
     case timeout
     /// An `autoCancel` combinator (`race`, `when`, `any`, `some`) was decided without this input.
     case lostRace

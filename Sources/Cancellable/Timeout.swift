@@ -21,7 +21,7 @@ extension CancellablePromise {
     ///
     /// - Parameters:
     ///   - seconds: how long the promise may take.
-    ///   - clock: where the time comes from: by default ``PromiseCore/PromiseClocks/current``, real time unless a
+    ///   - clock: where the time comes from: by default `PromiseClocks.current`, real time unless a
     ///     test installed a clock. A test passes a `TestClock` and advances it instead of waiting:
     ///
     ///     ```swift

@@ -104,7 +104,8 @@ public enum PromiseDiagnostics {
         loggedSite.current.pointee
     }
 
-    /// The recorded promises that are still alive and pending, oldest first.
+    /// The recorded promises that are still alive and pending, and those whose resolver was released while they
+    /// were pending (``PendingPromise/canNeverResolve``, listed even once deallocated), oldest first.
     ///
     /// - Parameter checkpoint: list only promises created after it; `nil` lists all. Tests that run in
     ///   parallel create promises at the same time: filter by ``PendingPromise/site`` if that matters.
@@ -140,7 +141,8 @@ extension PromiseDiagnostics {
 
     /// The recorded promises created after `checkpoint` in `scope` that are still alive and pending, oldest
     /// first; always empty in release builds.
-    package static func pendingPromises(createdAfter checkpoint: Checkpoint, inScope scope: UInt64) -> [PendingPromise] {
+    package static func pendingPromises(createdAfter checkpoint: Checkpoint, inScope scope: UInt64) -> [PendingPromise]
+    {
         #if DEBUG
         CreationRegistry.shared.pending(after: checkpoint.sequence, inScope: scope)
         #else

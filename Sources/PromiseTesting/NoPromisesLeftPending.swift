@@ -17,7 +17,7 @@ public import XCTest
 /// }
 /// ```
 ///
-/// Works in Swift Testing and XCTest; in Swift Testing, the ``Testing/Trait/noPromisesLeftPending`` trait does the
+/// Works in Swift Testing and XCTest; in Swift Testing, the `.noPromisesLeftPending` trait does the
 /// same for a whole test or suite. It lists what `PromiseDiagnostics` records — promises that start work
 /// (`Promise { … }`, `pending()`, every `CancellablePromise` initialiser) made in debug builds — and only those
 /// made while `body` runs in this task, or synchronously from it: tests running in parallel do not see each other's.
@@ -62,7 +62,7 @@ func pendingMessage(_ pending: [PendingPromise]) -> String? {
 
 #if canImport(Testing)
 /// A Swift Testing trait that fails a test if a promise it created is still pending when it ends; see
-/// ``Testing/Trait/noPromisesLeftPending``.
+/// `.noPromisesLeftPending` trait.
 public struct NoPromisesLeftPendingTrait: TestTrait, SuiteTrait, TestScoping {
     /// Where to report; the test's own location when `nil`.
     let site: CallSite?

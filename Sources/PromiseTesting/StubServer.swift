@@ -1,6 +1,7 @@
 public import Dispatch
 public import Foundation
 public import PromiseCore
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
@@ -55,7 +56,10 @@ public final class StubServer: @unchecked Sendable {
         self.host = "stub-\(UUID().uuidString.lowercased()).invalid"
         self.clock = clock
         self.respond = respond
-        StubRegistry.shared.register(self, madeAt: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+        StubRegistry.shared.register(
+            self,
+            madeAt: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
     }
 
     deinit {
@@ -361,7 +365,10 @@ final class StubURLProtocol: URLProtocol {
                     at: site
                 )
             }
-            client?.urlProtocol(self, didFailWithError: URLError(found.goneSince == nil ? .unsupportedURL : .cannotFindHost))
+            client?.urlProtocol(
+                self,
+                didFailWithError: URLError(found.goneSince == nil ? .unsupportedURL : .cannotFindHost)
+            )
             return
         }
         let response = server.respond(request)
@@ -380,7 +387,12 @@ final class StubURLProtocol: URLProtocol {
         if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
             headers["Content-Length"] = "\(response.body.count)"
         }
-        let httpResponse = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: headers)!
+        let httpResponse = HTTPURLResponse(
+            url: url,
+            statusCode: response.status,
+            httpVersion: "HTTP/1.1",
+            headerFields: headers
+        )!
         client?.urlProtocol(self, didReceive: httpResponse, cacheStoragePolicy: .notAllowed)
 
         let toSend = min(response.body.count, response.limit ?? .max)

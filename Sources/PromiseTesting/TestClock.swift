@@ -20,7 +20,7 @@ public import PromiseCore
 /// Timers due at the same instant fire in the order they were scheduled. A timer that a firing one schedules
 /// fires in the same `advance` if it falls due within it. Nothing runs between calls: handlers that the timers'
 /// promises dispatch to a queue run there, as usual — in an `async` test, `await clock.advance(by:)` also lets
-/// the main queue catch up after each timer (see ``advance(by:isolation:)-(DispatchTimeInterval,_)``).
+/// the main queue catch up after each timer (see `await advance(by:)`).
 ///
 /// Pass it per call (`timeout(seconds:clock:)`, `after(seconds:clock:)`, `retry(_:delay:backoff:clock:…)`,
 /// ``StubServer``'s pacing) or install it for the code under test with `withPromiseClock(_:operation:)`.
@@ -144,7 +144,7 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         withState { $0.now = max($0.now, target) }
     }
 
-    /// ``advance(by:)-(DispatchTimeInterval)`` by a number of seconds: `clock.advance(by: 0.25)`.
+    /// `advance(by:)` by a number of seconds: `clock.advance(by: 0.25)`.
     public func advance(by seconds: TimeInterval) {
         advance(by: Self.interval(seconds: seconds))
     }
@@ -174,7 +174,7 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         }
     }
 
-    /// Moves time forward by `interval` like the synchronous ``advance(by:)-(DispatchTimeInterval)``, but first
+    /// Moves time forward by `interval` like the synchronous `advance(by:)`, but first
     /// and after each timer it fires, lets work queued on the main queue run: a handler, a retry's next attempt
     /// or a view model's state change that a timer's promise dispatches to the main queue has run — and has
     /// scheduled whatever timer it schedules — before the next timer is considered.
@@ -199,13 +199,13 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         withState { $0.now = max($0.now, target) }
     }
 
-    /// ``advance(by:isolation:)`` by a number of seconds.
+    /// `await advance(by:)` by a number of seconds.
     public func advance(by seconds: TimeInterval, isolation: isolated (any Actor)? = #isolation) async {
         await advance(by: Self.interval(seconds: seconds))
     }
 
-    /// Fires every timer that will ever fire like ``run(limit:fileID:line:)``, letting the main queue catch up
-    /// before and after each as ``advance(by:isolation:)`` does.
+    /// Fires every timer that will ever fire like ``run(limit:fileID:filePath:line:column:)``, letting the main queue catch up
+    /// before and after each as `await advance(by:)` does.
     public func run(
         limit: Int = 100_000,
         isolation: isolated (any Actor)? = #isolation,
@@ -319,8 +319,10 @@ extension DispatchTimeInterval {
     var nanosecondsOrNever: UInt64? {
         let value: Int
         switch self {
-        case .seconds(let seconds): value = seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow ? .max : seconds * 1_000_000_000
-        case .milliseconds(let ms): value = ms.multipliedReportingOverflow(by: 1_000_000).overflow ? .max : ms * 1_000_000
+        case .seconds(let seconds):
+            value = seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow ? .max : seconds * 1_000_000_000
+        case .milliseconds(let ms):
+            value = ms.multipliedReportingOverflow(by: 1_000_000).overflow ? .max : ms * 1_000_000
         case .microseconds(let us): value = us.multipliedReportingOverflow(by: 1_000).overflow ? .max : us * 1_000
         case .nanoseconds(let ns): value = ns
         case .never: return nil

@@ -30,7 +30,7 @@ import Testing
         let listed = Self.pendingHere(after: start)
         // `plain` is listed too (a Promise made by `pending()`), before the others.
         #expect(listed.map(\.site.line).dropFirst() == lines.map(UInt.init)[...])
-        #expect(listed.dropFirst().allSatisfy { $0.type == "Promise<Int>" }, "the cancellable promise's box")
+        #expect(listed.dropFirst().allSatisfy { $0.type == "CancellablePromise<Int>" }, "listed by their own type")
         for promise in promises { promise.cancel() }
         #expect(Self.pendingHere(after: start).count == 1, "only `plain` is still pending")
     }

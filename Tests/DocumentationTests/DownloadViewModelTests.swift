@@ -74,7 +74,9 @@ struct DownloadViewModelTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test(.timeLimit(.minutes(1))) func stopEndsTheTransferAndLeavesNoFile() async throws {
         let clock = TestClock()
-        let server = StubServer(clock: clock) { _ in .body(Data(count: 1_000_000), chunkSize: 100_000, every: .seconds(1)) }
+        let server = StubServer(clock: clock) { _ in
+            .body(Data(count: 1_000_000), chunkSize: 100_000, every: .seconds(1))
+        }
         let destination = temporaryFile()
         defer { try? FileManager.default.removeItem(at: destination) }
 

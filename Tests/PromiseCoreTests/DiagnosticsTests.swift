@@ -70,7 +70,9 @@ import Testing
         _ = (first, second)
     }
 
-    @Test func aPromiseThatWentAwayIsNotListed() {
+    /// A promise whose resolver went away while it was pending can never resolve: it stays listed, marked so, even
+    /// once it is deallocated (a leak check must not miss it because the leaked objects were freed).
+    @Test func aPromiseThatWentAwayUnresolvedStaysListedAsNeverResolving() {
         guard PromiseDiagnostics.recordsCreationSites else { return }
         let start = PromiseDiagnostics.checkpoint()
         var kept: Resolver<Int>?
@@ -81,8 +83,11 @@ import Testing
         // The resolver still holds its promise: it is alive, pending, and listed.
         #expect(kept != nil)
         #expect(Self.pendingHere(after: start).count == 1)
+        #expect(Self.pendingHere(after: start).first?.canNeverResolve == false)
         let events = LogCapture.events { kept = nil }
-        #expect(Self.pendingHere(after: start).isEmpty)
+        let listed = Self.pendingHere(after: start)
+        #expect(listed.count == 1 && listed[0].canNeverResolve)
+        #expect(listed.first?.description.hasSuffix(", which can never resolve") == true)
         #expect(events.count == 1)
     }
 

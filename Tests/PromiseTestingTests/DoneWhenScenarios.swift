@@ -16,7 +16,8 @@ import FoundationNetworking
 /// must take under 50 ms of wall time.
 @Suite(.timeLimit(.minutes(5)))
 struct DoneWhenScenarios {
-    static let repetitions = ProcessInfo.processInfo.environment["PROMISE_TESTING_REPETITIONS"].flatMap(Int.init) ?? 1_000
+    static let repetitions =
+        ProcessInfo.processInfo.environment["PROMISE_TESTING_REPETITIONS"].flatMap(Int.init) ?? 1_000
 
     /// A thirty-second timeout on a request the server never answers: fires at 30 s of virtual time, not before,
     /// rejects with TimeoutError, and the transfer is stopped.

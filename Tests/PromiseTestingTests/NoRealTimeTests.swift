@@ -59,7 +59,9 @@ struct NoRealTimeTests {
 
     @Test func aStubServerPacesOnItsClock() async throws {
         let clock = TestClock()
-        let server = withRealTimeForbidden { StubServer(clock: clock) { _ in .body(Data(count: 10), chunkSize: 5, every: .seconds(1)) } }
+        let server = withRealTimeForbidden {
+            StubServer(clock: clock) { _ in .body(Data(count: 10), chunkSize: 5, every: .seconds(1)) }
+        }
         let session = URLSession.withProgressReporting(configuration: server.configuration)
         defer { session.invalidateAndCancel() }
         let data = session.cancellableData(from: server.url("/x"))
@@ -90,7 +92,9 @@ struct NoRealTimeTests {
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.trimmingCharacters(in: .whitespaces)
                 guard !code.hasPrefix("//") else { continue }
-                for pattern in ["asyncAfter", "makeTimerSource", "Task.sleep", "Thread.sleep", "usleep(", "Timer.scheduledTimer"]
+                for pattern in [
+                    "asyncAfter", "makeTimerSource", "Task.sleep", "Thread.sleep", "usleep(", "Timer.scheduledTimer",
+                ]
                 where code.contains(pattern) {
                     offenders.append("\(file.lastPathComponent):\(number + 1): \(code)")
                 }

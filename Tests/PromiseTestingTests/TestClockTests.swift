@@ -29,7 +29,11 @@ struct TestClockTests {
         _ = clock.schedule(after: .seconds(1)) { log.append("a@\(clock.elapsed)") }
         _ = clock.schedule(after: .seconds(1)) { log.append("b@\(clock.elapsed)") }
         _ = clock.schedule(after: .never) { log.append("never") }
-        #expect(clock.pendingDelays == [.nanoseconds(1_000_000_000), .nanoseconds(1_000_000_000), .nanoseconds(3_000_000_000), .never])
+        #expect(
+            clock.pendingDelays == [
+                .nanoseconds(1_000_000_000), .nanoseconds(1_000_000_000), .nanoseconds(3_000_000_000), .never,
+            ]
+        )
 
         clock.advance(by: .milliseconds(999))
         #expect(log.all.isEmpty)

@@ -31,7 +31,7 @@ public import PromiseCore
 ///   - delay: seconds to wait after the first failure.
 ///   - backoff: each later delay is the previous one times this (`1`, the default, keeps it constant; `2`
 ///     doubles it).
-///   - clock: where the delays' time comes from: by default ``PromiseCore/PromiseClocks/current`` when `retry` is
+///   - clock: where the delays' time comes from: by default `PromiseClocks.current` when `retry` is
 ///     called (real time unless a test installed a clock), kept for every delay of this retry.
 ///   - shouldRetry: whether a failure is worth another attempt; by default every failure that is not a
 ///     cancellation is.
