@@ -125,28 +125,23 @@ extension PromiseDiagnostics {
 
     private static let nextScope = Locked<UInt64>(0)
 
-    /// Runs `body` in a fresh diagnostics scope and returns its result and the scope, for
-    /// ``pendingPromises(createdAfter:inScope:)``.
-    package static func withNewScope<R>(
+    /// Runs `body` in a fresh diagnostics scope and returns its result and the recorded promises it created — in
+    /// this task or synchronously from it — that are still pending when it returns, oldest first; always empty in
+    /// release builds.
+    package static func pendingPromises<R>(
         isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws -> R
-    ) async rethrows -> (result: R, scope: UInt64) {
+        createdDuring body: () async throws -> R
+    ) async rethrows -> (result: R, pending: [PendingPromise]) {
+        let start = checkpoint()
         let scope = nextScope.withLock { value -> UInt64 in
             value += 1
             return value
         }
         let result = try await $scope.withValue(scope, operation: body, isolation: isolation)
-        return (result, scope)
-    }
-
-    /// The recorded promises created after `checkpoint` in `scope` that are still alive and pending, oldest
-    /// first; always empty in release builds.
-    package static func pendingPromises(createdAfter checkpoint: Checkpoint, inScope scope: UInt64) -> [PendingPromise]
-    {
         #if DEBUG
-        CreationRegistry.shared.pending(after: checkpoint.sequence, inScope: scope)
+        return (result, CreationRegistry.shared.pending(after: start.sequence, inScope: scope))
         #else
-        []
+        return (result, [])
         #endif
     }
 }
@@ -176,15 +171,6 @@ extension _PromiseStorage {
     package final func recordCreation(file: StaticString, line: UInt, as type: Any.Type? = nil) {
         #if DEBUG
         CreationRegistry.shared.record(self, file: file, line: line, as: type)
-        #endif
-    }
-
-    /// Where this promise was created, if it was recorded.
-    package final var creationSite: PromiseCreationSite? {
-        #if DEBUG
-        CreationRegistry.shared.site(of: self)
-        #else
-        nil
         #endif
     }
 
@@ -286,15 +272,6 @@ final class CreationRegistry: @unchecked Sendable {
 
     func checkpoint() -> PromiseDiagnostics.Checkpoint {
         PromiseDiagnostics.Checkpoint(sequence: table.withLock { $0.sequence })
-    }
-
-    func site(of promise: AnyObject) -> PromiseCreationSite? {
-        table.withLock { table in
-            guard let entry = table.entries[ObjectIdentifier(promise)], entry.promise === promise else {
-                return nil
-            }
-            return entry.site
-        }
     }
 
     func noteCanNeverResolve(_ promise: AnyObject) -> PromiseCreationSite? {

@@ -32,12 +32,8 @@ public func withNoPromisesLeftPending<R>(
     column: UInt = #column,
     _ body: () async throws -> R
 ) async rethrows -> R {
-    let start = PromiseDiagnostics.checkpoint()
-    let (result, scope) = try await PromiseDiagnostics.withNewScope(body)
-    reportPending(
-        PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope),
-        at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
-    )
+    let (result, pending) = try await PromiseDiagnostics.pendingPromises(createdDuring: body)
+    reportPending(pending, at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     return result
 }
 
@@ -79,9 +75,7 @@ public struct NoPromisesLeftPendingTrait: TestTrait, SuiteTrait, TestScoping {
             try await function()
             return
         }
-        let start = PromiseDiagnostics.checkpoint()
-        let (_, scope) = try await PromiseDiagnostics.withNewScope { try await function() }
-        let pending = PromiseDiagnostics.pendingPromises(createdAfter: start, inScope: scope)
+        let (_, pending) = try await PromiseDiagnostics.pendingPromises(createdDuring: function)
         if let site {
             reportPending(pending, at: site)
         } else if let message = pendingMessage(pending) {

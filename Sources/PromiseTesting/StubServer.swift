@@ -29,16 +29,14 @@ public import FoundationNetworking
 ///
 /// What each request became is in ``transfers``; ``waitForRequests(_:)`` and ``waitUntil(_:)`` wait for it
 /// without polling and without timeouts of their own.
-public final class StubServer: @unchecked Sendable {
-    // @unchecked Sendable: `transfers` and the waiters are behind `lock`; the rest is immutable.
+public final class StubServer: Sendable {
     /// The host of this server's URLs.
     public let host: String
     let clock: any PromiseClock
     let respond: @Sendable (URLRequest) -> StubResponse
 
-    private let lock = NSLock()
-    private nonisolated(unsafe) var recorded: [StubTransfer] = []
-    private nonisolated(unsafe) var waiters: [(predicate: ([StubTransfer]) -> Bool, resume: () -> Void)] = []
+    /// Every transfer, in order; waited on by ``waitUntil(_:)``.
+    private let recorded = Watched<[StubTransfer]>([])
 
     /// A server that answers each request with `respond(request)`, pacing bodies on `clock` (by default
     /// `PromiseClocks.current` when the server is made).
@@ -81,9 +79,7 @@ public final class StubServer: @unchecked Sendable {
 
     /// Every request received so far, in order, and what became of it.
     public var transfers: [StubTransfer] {
-        lock.lock()
-        defer { lock.unlock() }
-        return recorded
+        recorded.read { $0 }
     }
 
     /// Returns once at least `count` requests have arrived and the stub has done what it does at once for each:
@@ -98,16 +94,7 @@ public final class StubServer: @unchecked Sendable {
     /// await server.waitUntil { $0.first?.bytesSent == 500 }
     /// ```
     public func waitUntil(_ predicate: @escaping @Sendable ([StubTransfer]) -> Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if predicate(recorded) {
-                lock.unlock()
-                continuation.resume()
-                return
-            }
-            waiters.append((predicate, { continuation.resume() }))
-            lock.unlock()
-        }
+        await recorded.wait(until: predicate)
     }
 
     /// Records a new transfer and returns its index.
@@ -118,18 +105,10 @@ public final class StubServer: @unchecked Sendable {
         }
     }
 
+    /// Changes the transfers and resumes the waiters whose condition now holds.
+    @discardableResult
     func update<R>(_ body: (inout [StubTransfer]) -> R) -> R {
-        lock.lock()
-        let result = body(&recorded)
-        var ready: [() -> Void] = []
-        waiters.removeAll { waiter in
-            guard waiter.predicate(recorded) else { return false }
-            ready.append(waiter.resume)
-            return true
-        }
-        lock.unlock()
-        for resume in ready { resume() }
-        return result
+        recorded.update(body)
     }
 }
 
@@ -305,47 +284,47 @@ public struct StubResponse: Sendable {
 }
 
 /// Finds the server of a request's host.
-final class StubRegistry: @unchecked Sendable {
-    // @unchecked Sendable: `servers` is behind `lock`.
+final class StubRegistry: Sendable {
     static let shared = StubRegistry()
-    private let lock = NSLock()
-    private nonisolated(unsafe) var servers: [String: WeakServer] = [:]
-    /// Where each server that is gone was made, to say so when a request still reaches its host.
-    private nonisolated(unsafe) var gone: [String: CallSite] = [:]
 
     private struct WeakServer {
         weak var server: StubServer?
         let site: CallSite
     }
 
+    private struct Hosts {
+        var servers: [String: WeakServer] = [:]
+        /// Where each server that is gone was made, to say so when a request still reaches its host.
+        var gone: [String: CallSite] = [:]
+    }
+
+    private let hosts = Locked(Hosts())
+
     func register(_ server: StubServer, madeAt site: CallSite) {
-        lock.lock()
-        servers[server.host] = WeakServer(server: server, site: site)
-        lock.unlock()
+        hosts.withLock { $0.servers[server.host] = WeakServer(server: server, site: site) }
     }
 
     func unregister(_ host: String) {
-        lock.lock()
-        gone[host] = servers.removeValue(forKey: host)?.site
-        lock.unlock()
+        hosts.withLock { $0.gone[host] = $0.servers.removeValue(forKey: host)?.site }
     }
 
     /// The server of `host`, or where it was made if it is gone.
     func server(for host: String?) -> (server: StubServer?, goneSince: CallSite?) {
         guard let host else { return (nil, nil) }
-        lock.lock()
-        defer { lock.unlock() }
-        return (servers[host]?.server, gone[host])
+        return hosts.withLock { ($0.servers[host]?.server, $0.gone[host]) }
     }
 }
 
 /// The `URLProtocol` behind ``StubServer/configuration``: hands each request to its host's server.
 final class StubURLProtocol: URLProtocol {
-    // Its state is behind `lock`: a chunk's timer fires on the thread that advances the clock.
-    private let lock = NSLock()
-    private nonisolated(unsafe) var timers: [PromiseTimer] = []
-    private nonisolated(unsafe) var ended = false
-    private nonisolated(unsafe) var transfer: (server: StubServer, index: Int)?
+    /// What a chunk's timer, firing on the thread that advances the clock, shares with URLSession's calls.
+    private struct Progress {
+        var timers: [PromiseTimer] = []
+        var ended = false
+        var transfer: (server: StubServer, index: Int)?
+    }
+
+    private let progress = Locked(Progress())
 
     override class func canInit(with request: URLRequest) -> Bool {
         request.url?.host?.hasPrefix("stub-") == true
@@ -373,9 +352,7 @@ final class StubURLProtocol: URLProtocol {
         }
         let response = server.respond(request)
         let index = server.begin(request, response: response)
-        lock.lock()
-        transfer = (server, index)
-        lock.unlock()
+        progress.withLock { $0.transfer = (server, index) }
         guard response.answers else {
             server.update {
                 $0[index].state = .stalled
@@ -408,7 +385,7 @@ final class StubURLProtocol: URLProtocol {
         // is sent, so that a test that saw it can advance the clock.
         let step = interval.nanosecondsOrNever ?? .max
         // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
-        let this = UncheckedProtocol(self)
+        let this = UncheckedSendable(self)
         var scheduled: [PromiseTimer] = []
         for (k, chunk) in chunks.enumerated().dropFirst() {
             let data = response.body.subdata(in: chunk)
@@ -423,23 +400,23 @@ final class StubURLProtocol: URLProtocol {
                 }
             )
         }
-        lock.lock()
-        let alreadyEnded = ended
-        if !alreadyEnded { timers = scheduled }
-        lock.unlock()
+        let alreadyEnded = progress.withLock { progress in
+            if !progress.ended { progress.timers = scheduled }
+            return progress.ended
+        }
         if alreadyEnded { scheduled.forEach { $0.cancel() } }
         send(response.body.subdata(in: chunks[0]))
         server.update { $0[index].isStarted = true }
     }
 
     override func stopLoading() {
-        lock.lock()
-        let wasEnded = ended
-        ended = true
-        let scheduled = timers
-        timers = []
-        let transfer = transfer
-        lock.unlock()
+        let (wasEnded, scheduled, transfer) = progress.withLock { progress in
+            defer {
+                progress.ended = true
+                progress.timers = []
+            }
+            return (progress.ended, progress.timers, progress.transfer)
+        }
         scheduled.forEach { $0.cancel() }
         if !wasEnded, let (server, index) = transfer {
             server.update { $0[index].state = .stoppedByClient }
@@ -447,21 +424,17 @@ final class StubURLProtocol: URLProtocol {
     }
 
     private func send(_ data: Data) {
-        lock.lock()
-        let isEnded = ended
-        let transfer = transfer
-        lock.unlock()
+        let (isEnded, transfer) = progress.withLock { ($0.ended, $0.transfer) }
         guard !isEnded, let (server, index) = transfer else { return }
         client?.urlProtocol(self, didLoad: data)
         server.update { $0[index].bytesSent += data.count }
     }
 
     private func end(_ ending: StubResponse.Ending) {
-        lock.lock()
-        let transfer = transfer
-        let isEnded = ended
-        if ending != .stall { ended = true }
-        lock.unlock()
+        let (isEnded, transfer) = progress.withLock { progress in
+            defer { if ending != .stall { progress.ended = true } }
+            return (progress.ended, progress.transfer)
+        }
         guard !isEnded, let (server, index) = transfer else { return }
         switch ending {
         case .finish:
@@ -474,9 +447,4 @@ final class StubURLProtocol: URLProtocol {
             server.update { $0[index].state = .stalled }
         }
     }
-}
-
-private struct UncheckedProtocol: @unchecked Sendable {
-    let value: StubURLProtocol
-    init(_ value: StubURLProtocol) { self.value = value }
 }

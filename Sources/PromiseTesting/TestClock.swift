@@ -25,8 +25,7 @@ public import PromiseCore
 /// Pass it per call (`timeout(seconds:clock:)`, `after(seconds:clock:)`, `retry(_:delay:backoff:clock:…)`,
 /// ``StubServer``'s pacing) or install it for the code under test with `withPromiseClock(_:operation:)`.
 /// Thread-safe: timers may be scheduled and cancelled from any thread; advance it from one thread at a time.
-public final class TestClock: PromiseClock, @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is behind `state`'s lock.
+public final class TestClock: PromiseClock, Sendable {
     private struct Entry {
         let deadline: UInt64
         let sequence: UInt64
@@ -39,17 +38,13 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         var entries: [Entry] = []
         /// Counts schedules and cancellations: `await advance` settles until it stops changing.
         var activity: UInt64 = 0
-        /// `waitForTimers(count:)` callers, resumed once that many timers are pending.
-        var waiters: [(count: Int, resume: () -> Void)] = []
     }
 
-    private let state = NSLock()
-    private nonisolated(unsafe) var stateValue = State()
+    /// Waited on by `waitForTimers(count:)`.
+    private let state = Watched(State())
 
     private func withState<R>(_ body: (inout State) -> R) -> R {
-        state.lock()
-        defer { state.unlock() }
-        return body(&stateValue)
+        state.update(body)
     }
 
     /// A clock at time zero with no timers.
@@ -57,23 +52,23 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
 
     /// How much virtual time has passed since the clock was made.
     public var now: DispatchTimeInterval {
-        .nanoseconds(Int(clamping: withState { $0.now }))
+        .nanoseconds(Int(clamping: state.read { $0.now }))
     }
 
     /// ``now`` in seconds: `clock.elapsed == 3` after `advance(by: .seconds(3))`.
     public var elapsed: TimeInterval {
-        TimeInterval(withState { $0.now }) / 1_000_000_000
+        TimeInterval(state.read { $0.now }) / 1_000_000_000
     }
 
     /// How many timers are scheduled and not yet fired or cancelled (a `.never` timer stays pending forever).
     public var pendingTimers: Int {
-        withState { $0.entries.count }
+        state.read { $0.entries.count }
     }
 
     /// The delays, from ``now``, of the pending timers, soonest first: `[.seconds(2)]` while a retry waits two
     /// seconds. `.never` for timers that never fire.
     public var pendingDelays: [DispatchTimeInterval] {
-        withState { state in
+        state.read { state in
             state.entries.sorted(by: Self.firesBefore).map { entry in
                 entry.deadline == .max ? .never : .nanoseconds(Int(clamping: entry.deadline - state.now))
             }
@@ -88,17 +83,6 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
             state.entries.append(Entry(deadline: deadline, sequence: state.sequence, work: work))
             return state.sequence
         }
-        let ready = withState { state -> [() -> Void] in
-            let pending = state.entries.count
-            var ready: [() -> Void] = []
-            state.waiters.removeAll { waiter in
-                guard pending >= waiter.count else { return false }
-                ready.append(waiter.resume)
-                return true
-            }
-            return ready
-        }
-        for resume in ready { resume() }
         return PromiseTimer { [self] in
             withState { state in
                 guard let index = state.entries.firstIndex(where: { $0.sequence == sequence }) else { return }
@@ -117,14 +101,7 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
     /// await clock.advance(by: .seconds(1))   // the second attempt starts
     /// ```
     public func waitForTimers(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isReady = withState { state -> Bool in
-                guard state.entries.count < count else { return true }
-                state.waiters.append((count, { continuation.resume() }))
-                return false
-            }
-            if isReady { continuation.resume() }
-        }
+        await state.wait { $0.entries.count >= count }
     }
 
     /// Moves time forward by `interval`, firing every timer that falls due, in deadline order, on this thread;
@@ -135,18 +112,16 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
     /// clock.advance(by: .seconds(1))   // the second attempt runs inside this call
     /// ```
     public func advance(by interval: DispatchTimeInterval) {
-        let target = withState { state in
-            interval.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max - 1
-        }
+        let target = deadline(after: interval)
         while let entry = takeFirst(dueBy: target) {
             entry.work()
         }
-        withState { $0.now = max($0.now, target) }
+        reach(target)
     }
 
     /// `advance(by:)` by a number of seconds: `clock.advance(by: 0.25)`.
     public func advance(by seconds: TimeInterval) {
-        advance(by: Self.interval(seconds: seconds))
+        advance(by: DispatchTimeInterval(clampingSeconds: seconds))
     }
 
     /// Fires every timer that will ever fire, advancing time to each one's deadline, until none is left but
@@ -163,13 +138,11 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         while let entry = takeFirst(dueBy: .max - 1) {
             fired += 1
             entry.work()
-            if fired == limit, pendingTimers > 0 {
-                reportTestFailure(
-                    "TestClock.run() fired \(limit) timers and more keep coming; "
-                        + "a timer that always reschedules itself never drains",
+            if isRunaway(fired: fired, limit: limit) {
+                return reportRunaway(
+                    limit: limit,
                     at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
                 )
-                return
             }
         }
     }
@@ -188,20 +161,18 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
     /// turns in a row schedule or cancel no timer on this clock. Work on other queues is not waited for: wait for
     /// what it does (a ``StubServer`` request, a promise) instead.
     public func advance(by interval: DispatchTimeInterval, isolation: isolated (any Actor)? = #isolation) async {
-        let target = withState { state in
-            interval.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max - 1
-        }
+        let target = deadline(after: interval)
         await settle()
         while let entry = takeFirst(dueBy: target) {
             entry.work()
             await settle()
         }
-        withState { $0.now = max($0.now, target) }
+        reach(target)
     }
 
     /// `await advance(by:)` by a number of seconds.
     public func advance(by seconds: TimeInterval, isolation: isolated (any Actor)? = #isolation) async {
-        await advance(by: Self.interval(seconds: seconds))
+        await advance(by: DispatchTimeInterval(clampingSeconds: seconds))
     }
 
     /// Fires every timer that will ever fire like ``run(limit:fileID:filePath:line:column:)``, letting the main queue catch up
@@ -220,15 +191,37 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
             fired += 1
             entry.work()
             await settle()
-            if fired == limit, pendingTimers > 0 {
-                reportTestFailure(
-                    "TestClock.run() fired \(limit) timers and more keep coming; "
-                        + "a timer that always reschedules itself never drains",
+            if isRunaway(fired: fired, limit: limit) {
+                return reportRunaway(
+                    limit: limit,
                     at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
                 )
-                return
             }
         }
+    }
+
+    /// The virtual instant `interval` from ``now`` (just short of `.never` for `.never`, so that `.never` timers
+    /// stay pending).
+    private func deadline(after interval: DispatchTimeInterval) -> UInt64 {
+        state.read { state in interval.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max - 1 }
+    }
+
+    /// Moves ``now`` to `target` once every timer due by it has fired.
+    private func reach(_ target: UInt64) {
+        withState { $0.now = max($0.now, target) }
+    }
+
+    /// Whether `run` has fired its `limit` of timers and more are pending.
+    private func isRunaway(fired: Int, limit: Int) -> Bool {
+        fired == limit && pendingTimers > 0
+    }
+
+    private func reportRunaway(limit: Int, at site: CallSite) {
+        reportTestFailure(
+            "TestClock.run() fired \(limit) timers and more keep coming; "
+                + "a timer that always reschedules itself never drains",
+            at: site
+        )
     }
 
     /// Removes and returns the first timer due by `target`, moving ``now`` to its deadline.
@@ -245,12 +238,12 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
 
     private func settle() async {
         var quietTurns = 0
-        var seen = withState { $0.activity }
+        var seen = state.read { $0.activity }
         while quietTurns < 3 {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 DispatchQueue.main.async { continuation.resume() }
             }
-            let activity = withState { $0.activity }
+            let activity = state.read { $0.activity }
             quietTurns = activity == seen ? quietTurns + 1 : 0
             seen = activity
         }
@@ -265,11 +258,6 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
         return overflow || sum == .max ? .max - 1 : sum
     }
 
-    static func interval(seconds: TimeInterval) -> DispatchTimeInterval {
-        guard seconds > 0 else { return .nanoseconds(0) }
-        let nanoseconds = seconds * 1_000_000_000
-        return nanoseconds < Double(Int.max) ? .nanoseconds(Int(nanoseconds)) : .never
-    }
 }
 
 /// A clock that fires every timer at once, on the thread that schedules it, and counts the time it skipped.
@@ -281,53 +269,48 @@ public final class TestClock: PromiseClock, @unchecked Sendable {
 /// ```
 ///
 /// For code whose waiting is not what the test is about. A `.never` timer never fires.
-public final class ImmediateClock: PromiseClock, @unchecked Sendable {
-    // @unchecked Sendable: `now` is behind its lock.
-    private let lock = NSLock()
-    private nonisolated(unsafe) var nanoseconds: UInt64 = 0
+public final class ImmediateClock: PromiseClock, Sendable {
+    /// The total of the delays skipped, in nanoseconds.
+    private let skipped = Locked<UInt64>(0)
 
     /// A clock at time zero.
     public init() {}
 
     /// The total of every delay this clock skipped.
     public var now: DispatchTimeInterval {
-        lock.lock()
-        defer { lock.unlock() }
-        return .nanoseconds(Int(clamping: nanoseconds))
+        .nanoseconds(Int(clamping: skipped.withLock { $0 }))
     }
 
     /// ``now`` in seconds.
     public var elapsed: TimeInterval {
-        lock.lock()
-        defer { lock.unlock() }
-        return TimeInterval(nanoseconds) / 1_000_000_000
+        TimeInterval(skipped.withLock { $0 }) / 1_000_000_000
     }
 
     public func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
         guard let delay = delay.nanosecondsOrNever else { return PromiseTimer {} }
-        lock.lock()
-        let (sum, overflow) = nanoseconds.addingReportingOverflow(delay)
-        nanoseconds = overflow ? .max : sum
-        lock.unlock()
+        skipped.withLock { skipped in
+            let (sum, overflow) = skipped.addingReportingOverflow(delay)
+            skipped = overflow ? .max : sum
+        }
         work()
         return PromiseTimer {}
     }
 }
 
 extension DispatchTimeInterval {
-    /// The interval in nanoseconds (negative counts as zero), or `nil` for `.never`.
+    /// The interval in nanoseconds (negative counts as zero, too large saturates), or `nil` for `.never`.
     var nanosecondsOrNever: UInt64? {
-        let value: Int
+        func scaled(_ value: Int, by factor: Int) -> UInt64 {
+            let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+            return overflow ? (value < 0 ? 0 : UInt64(Int.max)) : UInt64(max(0, product))
+        }
         switch self {
-        case .seconds(let seconds):
-            value = seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow ? .max : seconds * 1_000_000_000
-        case .milliseconds(let ms):
-            value = ms.multipliedReportingOverflow(by: 1_000_000).overflow ? .max : ms * 1_000_000
-        case .microseconds(let us): value = us.multipliedReportingOverflow(by: 1_000).overflow ? .max : us * 1_000
-        case .nanoseconds(let ns): value = ns
+        case .seconds(let seconds): return scaled(seconds, by: 1_000_000_000)
+        case .milliseconds(let milliseconds): return scaled(milliseconds, by: 1_000_000)
+        case .microseconds(let microseconds): return scaled(microseconds, by: 1_000)
+        case .nanoseconds(let nanoseconds): return scaled(nanoseconds, by: 1)
         case .never: return nil
         @unknown default: return nil
         }
-        return UInt64(max(0, value))
     }
 }
