@@ -12,8 +12,8 @@ import FoundationNetworking
 
 /// Issue 29's three scenarios, written as an app's test target would: a 30-second timeout, a 3-attempt retry with
 /// exponential back-off, and a download paused and resumed. Each runs `PROMISE_TESTING_REPETITIONS` times (1,000
-/// by default; .ci/run runs them once more under ThreadSanitizer with 1): every run must pass, and the median run
-/// must take under 50 ms of wall time.
+/// by default; .ci/run runs them once more under each sanitizer with 1): every run must pass, and over 100 runs or
+/// more the median run must take under 50 ms of wall time.
 @Suite(.timeLimit(.minutes(5)))
 struct DoneWhenScenarios {
     static let repetitions =
@@ -112,7 +112,11 @@ struct DoneWhenScenarios {
             "PromiseTesting scenario \(name): \(durations.count) runs, median \(String(format: "%.2f", median)) ms, "
                 + "p99 \(String(format: "%.2f", p99)) ms, max \(String(format: "%.2f", durations.last!)) ms"
         )
-        #expect(median < 50, "\(name): the median run took \(median) ms")
+        // A median is a measurement only over many runs: the sanitizer runs (1 repetition, instrumented, sharing two
+        // cores with every other suite) check behaviour and data races, not time.
+        if durations.count >= 100 {
+            #expect(median < 50, "\(name): the median run took \(median) ms")
+        }
     }
 
     @Test func aThirtySecondTimeout() async throws {
