@@ -25,6 +25,11 @@ public import PromiseCore
 /// Pass it per call (`timeout(seconds:clock:)`, `after(seconds:clock:)`, `retry(_:delay:backoff:clock:…)`,
 /// ``StubServer``'s pacing) or install it for the code under test with `withPromiseClock(_:operation:)`.
 /// Thread-safe: timers may be scheduled and cancelled from any thread; advance it from one thread at a time.
+///
+/// A pending timer keeps its work — and what the work holds — until it fires or is cancelled, as a real timer does
+/// until its deadline. Work that holds the clock (a `retry` waiting out a delay keeps the clock for its next one)
+/// therefore keeps a clock the test dropped alive: finish what the test started (`run()`, or cancel it) before it
+/// ends, as the `.noPromisesLeftPending` trait would also ask.
 public final class TestClock: PromiseClock, Sendable {
     private struct Entry {
         let deadline: UInt64

@@ -49,12 +49,17 @@ struct NoRealTimeTests {
         let made = withRealTimeForbidden { Self.everyTimer(clock: clock) }
         #expect(clock.pendingTimers == made.count)
         #expect(clock.pendingDelays.allSatisfy { $0 == .nanoseconds(2_000_000_000) })
+        // Let every timer fire: a retry waiting out its delay holds its clock, and a clock its timers.
+        clock.run()
+        #expect(clock.pendingTimers == 0)
     }
 
     @Test func everyTimerUsesTheInstalledClockWhenGivenNone() {
         let clock = TestClock()
         let made = withRealTimeForbidden { withPromiseClock(clock) { Self.everyTimer(clock: nil) } }
         #expect(clock.pendingTimers == made.count)
+        clock.run()
+        #expect(clock.pendingTimers == 0)
     }
 
     @Test func aStubServerPacesOnItsClock() async throws {
