@@ -52,11 +52,14 @@ let package = Package(
             dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot;
-        // the Swift 6 apps article's view model also runs against the loopback server.
+        // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot; the
+        // testing article's tests run, and the Swift 6 apps article's view model runs on PromiseTesting's stubs and
+        // once against the loopback server.
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession", "PromiseTesting", "LoopbackHTTPServer"],
+            dependencies: [
+                "PromiseCore", "Cancellable", "CancellableURLSession", "PromiseTesting", "LoopbackHTTPServer",
+            ],
             swiftSettings: swiftSettings
         ),
         // Resolving, cancelling and releasing long chains and then-loops, each in a child process (Guarantees, rule 9);
