@@ -190,12 +190,7 @@ final class FileDownload: @unchecked Sendable {
         let held = Int(state.bytesAlreadyKept(ofNext: Int64(data.count)))
         do {
             if held < data.count {
-                if #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
-                    try handle.write(contentsOf: data.dropFirst(held))
-                } else {
-                    // The only write before those versions; it cannot report an error.
-                    handle.write(data.dropFirst(held))
-                }
+                try handle.writeAll(data.dropFirst(held))
             }
             state.advance(by: Int64(data.count))
             return true

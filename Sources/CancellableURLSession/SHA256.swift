@@ -68,12 +68,17 @@ struct SHA256 {
         return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
 
-    /// The lowercase hexadecimal digest of the file at `url`, read in 1 MiB pieces.
-    static func hexDigest(ofFileAt url: URL) throws -> String {
+    /// The lowercase hexadecimal digest of the file at `url`, read in pieces of `pieceSize` bytes (1 MiB).
+    ///
+    /// - Parameter io: how the file is read; tests force `.descriptor`, the path of systems before macOS 10.15.4
+    ///   and iOS 13.4.
+    static func hexDigest(ofFileAt url: URL, pieceSize: Int = 1 << 20, using io: FileIO = .automatic) throws -> String {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
         var hash = SHA256()
-        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+        while true {
+            let piece = try handle.readPiece(upToCount: pieceSize, using: io)
+            if piece.isEmpty { break }
             hash.update(piece)
         }
         return hash.finalize().map { String(format: "%02x", $0) }.joined()

@@ -371,7 +371,7 @@ import FoundationNetworking
         let url = directory.url.appendingPathComponent(".file.bin.x.partial")
         try Data(0..<100).write(to: url)
         let (_, handle, kept) = try PartialFile.reopen(url, for: directory.destination, keeping: 60)
-        try handle.write(contentsOf: Data([255]))
+        try handle.writeAll(Data([255]))
         try handle.close()
         #expect(kept == 60)
         #expect(try fileContents(url) == Data(0..<60) + Data([255]), "appends after the bytes kept")
@@ -398,7 +398,7 @@ import FoundationNetworking
         defer { directory.remove() }
         try Data("old".utf8).write(to: directory.destination)
         let (partial, handle) = try PartialFile.create(for: directory.destination)
-        try handle.write(contentsOf: Data("new".utf8))
+        try handle.writeAll(Data("new".utf8))
         try handle.close()
         try partial.commit()
         #expect(try fileContents(directory.destination) == Data("new".utf8))

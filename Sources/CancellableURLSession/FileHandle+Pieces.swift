@@ -1,0 +1,98 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
+/// Which calls the `FileHandle` helpers below read and write with.
+///
+/// `FileHandle`'s throwing `read(upToCount:)` and `write(contentsOf:)` exist from macOS 10.15.4, iOS 13.4, tvOS 13.4
+/// and watchOS 6.2. Before those versions the only Foundation calls are `readData(ofLength:)` and `write(_:)`, which
+/// raise an Objective-C exception on an I/O error (a full disk, a file on a volume that went away) — Swift cannot
+/// catch it, so the app would crash. There the helpers call `read(2)` and `write(2)` on the handle's descriptor
+/// instead, and throw.
+enum FileIO: Sendable {
+    /// `FileHandle`'s throwing calls where the system has them; the descriptor below those versions.
+    case automatic
+    /// The descriptor, always: what systems before those versions run, forced so that it is tested on any system.
+    case descriptor
+}
+
+extension FileHandle {
+    /// The next bytes of the file, at most `count`; empty at its end.
+    ///
+    /// - Throws: the system's error; never raises an Objective-C exception.
+    func readPiece(upToCount count: Int, using io: FileIO = .automatic) throws -> Data {
+        if io == .automatic, #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
+            return try read(upToCount: count) ?? Data()
+        }
+        var piece = Data(count: count)
+        let read = try piece.withUnsafeMutableBytes { buffer in
+            try Self.retryingInterrupted { systemRead(fileDescriptor, buffer.baseAddress, buffer.count) }
+        }
+        piece.count = read
+        return piece
+    }
+
+    /// Writes every byte of `data` at the current position.
+    ///
+    /// - Throws: the system's error; never raises an Objective-C exception. Bytes before the failure may have been
+    ///   written.
+    func writeAll(_ data: Data, using io: FileIO = .automatic) throws {
+        if io == .automatic, #available(macOS 10.15.4, iOS 13.4, tvOS 13.4, watchOS 6.2, *) {
+            return try write(contentsOf: data)
+        }
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                // A regular file takes every byte at once; a short write (a signal, a quota) writes the rest next.
+                offset += try Self.retryingInterrupted {
+                    systemWrite(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                }
+            }
+        }
+    }
+
+    /// Calls `operation` until it is not interrupted by a signal (`EINTR`).
+    ///
+    /// - Returns: its non-negative result.
+    /// - Throws: `POSIXError` with `errno` if it returns -1 for any other reason.
+    private static func retryingInterrupted(_ operation: () -> Int) throws -> Int {
+        while true {
+            let result = operation()
+            if result >= 0 { return result }
+            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+    }
+}
+
+// The C calls, by their module names: inside `FileHandle`, `read` and `write` name its own methods.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    Darwin.read(descriptor, buffer, count)
+    #elseif canImport(Glibc)
+    Glibc.read(descriptor, buffer, count)
+    #elseif canImport(Musl)
+    Musl.read(descriptor, buffer, count)
+    #elseif canImport(Android)
+    Android.read(descriptor, buffer, count)
+    #endif
+}
+
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    Darwin.write(descriptor, buffer, count)
+    #elseif canImport(Glibc)
+    Glibc.write(descriptor, buffer, count)
+    #elseif canImport(Musl)
+    Musl.write(descriptor, buffer, count)
+    #elseif canImport(Android)
+    Android.write(descriptor, buffer, count)
+    #endif
+}
