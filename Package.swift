@@ -30,10 +30,11 @@ let package = Package(
         .target(name: "PromiseTesting", dependencies: ["PromiseCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PromiseTestingTests",
-            dependencies: ["PromiseTesting", "PromiseCore", "Cancellable", "CancellableURLSession"],
+            dependencies: ["PromiseTesting", "PromiseCore", "Cancellable", "CancellableURLSession", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler.
+        // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler, time
+        // limits where swift-testing has them.
         .target(
             name: "TestSupport",
             dependencies: ["PromiseCore"],

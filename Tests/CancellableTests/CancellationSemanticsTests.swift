@@ -142,15 +142,15 @@ import Testing
     func promiseReturnedAfterCancelIsCancelled() async throws {
         let (first, firstResolver, _) = Self.work()
         let (second, _, secondCancels) = Self.work()
-        let bodyStarted = DispatchSemaphore(value: 0)
+        let (bodyStarted, startBody) = Guarantee<Void>.pending()
         let chainCancelled = DispatchSemaphore(value: 0)
         let chain = first.then(on: .global()) { _ -> CancellablePromise<Int> in
-            bodyStarted.signal()
+            startBody(())
             chainCancelled.wait()
             return second
         }
         firstResolver.fulfill(1)
-        bodyStarted.wait()
+        await bodyStarted.async()
         chain.cancel()
         chainCancelled.signal()
         _ = await chain.asPromise().asResult().async()

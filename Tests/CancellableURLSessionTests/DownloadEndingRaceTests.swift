@@ -41,7 +41,7 @@ import FoundationNetworking
     /// The transfer has received every byte and ended; a pause (or cancel) rejects the promise before the ending is
     /// decided. The cancellation wins: nothing is committed, a pause keeps every byte and publishes resume data, a
     /// cancel for good removes them.
-    @Test(.timeLimit(.minutes(1)), arguments: Mode.allCases, [CancellationReason.paused, .user])
+    @Test(timeLimit(minutes: 1), arguments: Mode.allCases, [CancellationReason.paused, .user])
     func aCancellationThatRejectsBeforeACompletedTransferIsDecidedWins(
         mode: Mode,
         reason: CancellationReason
@@ -99,7 +99,7 @@ import FoundationNetworking
     /// The ending is decided in the transfer's favour; the file is being moved into place when the pause arrives.
     /// Completion wins: the pause finds the promise resolved, gives no resume data, and the promise fulfils with the
     /// file in place.
-    @Test(.timeLimit(.minutes(1)), arguments: Mode.allCases)
+    @Test(timeLimit(minutes: 1), arguments: Mode.allCases)
     func aPauseThatArrivesOnceTheCompletionIsDecidedLoses(mode: Mode) async throws {
         defer { directory.remove() }
         let server = try serve()

@@ -103,7 +103,7 @@ import FoundationNetworking
 
     // MARK: The matrix
 
-    @Test(.timeLimit(.minutes(1)), arguments: Fault.allCases, History.allCases)
+    @Test(timeLimit(minutes: 1), arguments: Fault.allCases, History.allCases)
     func everyFaultAtEveryPointLeavesWhatTheEndingsTableSays(fault: Fault, history: History) async throws {
         let scene = try Scene(fault: fault)
         defer { scene.tearDown() }
@@ -175,7 +175,7 @@ import FoundationNetworking
 
     /// A session without live delivery never continues bytes, but it must not lose them either: a resume that meets
     /// a mirror that is down keeps them for the next try, on every platform.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func onASessionWithoutLiveDeliveryAResumeThatFailsBeforeTheHeadersKeepsTheBytes() async throws {
         let scene = try Scene(fault: .refused)
         defer { scene.tearDown() }

@@ -3,6 +3,7 @@ import CancellableURLSession
 import Foundation
 import LoopbackHTTPServer
 import PromiseCore
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -17,7 +18,7 @@ struct LoopbackHTTPServerTests {
     /// returned: closed earlier, the descriptor number could go to a server a parallel test starts while the old
     /// loop was about to call `accept` on it. This test did not catch that race before the fix — the window is
     /// microseconds — so it guards the property, not that one interleaving.)
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func serversStartedAndStoppedInParallelAnswerEveryRequest() async throws {
         let session = URLSession(configuration: .ephemeral)
         let failures = try await withThrowingTaskGroup(of: [String].self) { group in

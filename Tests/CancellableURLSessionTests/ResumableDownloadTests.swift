@@ -84,7 +84,7 @@ import FoundationNetworking
 
     // MARK: Pause and resume
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func pausedAtHalfAndResumedTheServerSendsTheFileOnce() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -132,7 +132,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func pausingTwiceAndResumingTwiceStillSendsTheFileOnce() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -157,7 +157,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aResumeStartedTheMomentTheResumeDataArrivesFindsThePartialFileFree() async throws {
         // The resume data is published from inside the paused download's completion. A resume started right there,
         // inline, must not find the partial file still held by the download that has just let go of it.
@@ -178,7 +178,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aPauseThatReachesTheDownloadThroughAChainPausesIt() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -196,7 +196,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func pausedThenCancelledForGoodLeavesNoFile() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -216,7 +216,7 @@ import FoundationNetworking
 
     // MARK: Servers that cannot continue
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aServerThatIgnoresRangesRestartsTheFileCleanly() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())
@@ -237,7 +237,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aFileThatChangedBetweenPauseAndResumeRestartsWithTheNewFile() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())
@@ -258,7 +258,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aFileThatShrankUnderTheSameValidatorRejectsWith416AndRemovesTheBytes() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())
@@ -276,7 +276,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aFileThatGrewUnderTheSameValidatorRejectsOnItsContentRange() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())
@@ -292,7 +292,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aPartialFileThatAlreadyHoldsEveryByteFinishesOnThe416() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
@@ -316,7 +316,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func resumeDataWhosePartialFileIsGoneStartsOver() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -331,7 +331,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func resumeDataWithoutAValidatorOrALengthStartsOver() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
@@ -354,7 +354,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aConnectionLostMidBodyKeepsItsBytesForAResume() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource(bytesPerSecond: nil))
@@ -378,7 +378,7 @@ import FoundationNetworking
 
     // MARK: Mirrors, races, timeouts
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aDownloadPausedOnOneMirrorContinuesFromAnother() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -398,7 +398,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aTimeoutDuringAResumeCancelsForGoodAndClosesTheConnection() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())
@@ -417,7 +417,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aRaceOfResumedDownloadsKeepsTheWinnerAndRemovesTheLosersBytes() async throws {
         defer { cleanUp() }
         let speeds = ["/fast": 8 * 1_048_576, "/slow": 1_048_576]
@@ -450,7 +450,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func twoResumesOfTheSameDataCannotWriteOneFile() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -467,7 +467,7 @@ import FoundationNetworking
 
     /// Without live delivery (a session with a delegate of its own, on every platform), nothing is written until the
     /// end: a pause keeps 0 bytes, and a resume starts over — correctly, and without a `Range`.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func onASessionWithoutLiveDeliveryAResumeStartsOver() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
@@ -548,7 +548,7 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func aResumedDownloadIsCheckedAgainstTheIntegrityItStartedWith() async throws {
         defer { cleanUp() }
         let file = ServedFile(Self.resource())

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import PromiseCore
 import PromiseTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -14,7 +15,7 @@ import FoundationNetworking
 /// exponential back-off, and a download paused and resumed. Each runs `PROMISE_TESTING_REPETITIONS` times (1,000
 /// by default; .ci/run runs them once more under each sanitizer with 1): every run must pass, and over 100 runs or
 /// more the median run must take under 50 ms of wall time.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(timeLimit(minutes: 5))
 struct DoneWhenScenarios {
     static let repetitions =
         ProcessInfo.processInfo.environment["PROMISE_TESTING_REPETITIONS"].flatMap(Int.init) ?? 1_000

@@ -1,4 +1,5 @@
 import Cancellable
+import Foundation
 import PromiseCore
 import PromiseTesting
 import Testing
