@@ -316,15 +316,37 @@ final class StubRegistry: Sendable {
 }
 
 /// The `URLProtocol` behind ``StubServer/configuration``: hands each request to its host's server.
+///
+/// The client is called in order — headers, each chunk, the ending — on every clock: a chunk whose timer fires
+/// before an earlier chunk was sent (an `ImmediateClock` fires each timer as it is scheduled) waits for it. On Apple
+/// platforms every client call is made on the thread that called `startLoading()`, through its run loop, as the URL
+/// loading system requires; swift-corelibs-foundation calls `startLoading()` on a dispatch queue with no run loop,
+/// and its client takes calls from any thread.
 final class StubURLProtocol: URLProtocol {
     /// What a chunk's timer, firing on the thread that advances the clock, shares with URLSession's calls.
     private struct Progress {
         var timers: [PromiseTimer] = []
+        /// The stub sent its ending, or the client stopped it: nothing more is sent.
         var ended = false
+        /// The client stopped the transfer (`stopLoading()`): no client call is made any more.
+        var stopped = false
         var transfer: (server: StubServer, index: Int)?
+        /// The body's chunks and how it ends, once the headers are sent.
+        var plan: (chunks: [Data], ending: StubResponse.Ending)?
+        /// The chunks whose time has come and that are not sent yet.
+        var due: Set<Int> = []
+        /// How many chunks were sent: the index of the next one.
+        var sent = 0
+        /// Whether a thread is sending the due chunks; another that finds one due leaves it to that thread.
+        var isSending = false
     }
 
     private let progress = Locked(Progress())
+
+    #if canImport(Darwin)
+    /// The run loop of the thread that called `startLoading()`: where every client call is made.
+    private let clientRunLoop = Locked<UncheckedSendable<CFRunLoop>?>(nil)
+    #endif
 
     override class func canInit(with request: URLRequest) -> Bool {
         request.url?.host?.hasPrefix("stub-") == true
@@ -335,6 +357,9 @@ final class StubURLProtocol: URLProtocol {
     }
 
     override func startLoading() {
+        #if canImport(Darwin)
+        clientRunLoop.withLock { $0 = UncheckedSendable(CFRunLoopGetCurrent()) }
+        #endif
         let found = StubRegistry.shared.server(for: request.url?.host)
         guard let server = found.server, let url = request.url else {
             if let site = found.goneSince {
@@ -344,10 +369,8 @@ final class StubURLProtocol: URLProtocol {
                     at: site
                 )
             }
-            client?.urlProtocol(
-                self,
-                didFailWithError: URLError(found.goneSince == nil ? .unsupportedURL : .cannotFindHost)
-            )
+            let error = URLError(found.goneSince == nil ? .unsupportedURL : .cannotFindHost)
+            withClient { $0.urlProtocol($1, didFailWithError: error) }
             return
         }
         let response = server.respond(request)
@@ -370,14 +393,17 @@ final class StubURLProtocol: URLProtocol {
             httpVersion: "HTTP/1.1",
             headerFields: headers
         )!
-        client?.urlProtocol(self, didReceive: httpResponse, cacheStoragePolicy: .notAllowed)
+        withClient { $0.urlProtocol($1, didReceive: httpResponse, cacheStoragePolicy: .notAllowed) }
 
         let toSend = min(response.body.count, response.limit ?? .max)
         let chunkSize = response.chunkSize ?? max(1, toSend)
-        let chunks = stride(from: 0, to: toSend, by: chunkSize).map { $0..<min($0 + chunkSize, toSend) }
+        let chunks = stride(from: 0, to: toSend, by: chunkSize).map {
+            response.body.subdata(in: $0..<min($0 + chunkSize, toSend))
+        }
+        progress.withLock { $0.plan = (chunks, response.ending) }
         guard let interval = response.interval, chunks.count > 1 else {
-            for chunk in chunks { send(response.body.subdata(in: chunk)) }
-            end(response.ending)
+            chunks.indices.forEach(chunkIsDue)
+            if chunks.isEmpty { end(response.ending) }
             server.update { $0[index].isStarted = true }
             return
         }
@@ -387,25 +413,18 @@ final class StubURLProtocol: URLProtocol {
         // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
         let this = UncheckedSendable(self)
         var scheduled: [PromiseTimer] = []
-        for (k, chunk) in chunks.enumerated().dropFirst() {
-            let data = response.body.subdata(in: chunk)
-            let isLast = k == chunks.count - 1
+        for k in chunks.indices.dropFirst() {
             let delay = step.multipliedReportingOverflow(by: UInt64(k))
             let after: DispatchTimeInterval =
                 delay.overflow || delay.partialValue > UInt64(Int.max) ? .never : .nanoseconds(Int(delay.partialValue))
-            scheduled.append(
-                server.clock.schedule(after: after) {
-                    this.value.send(data)
-                    if isLast { this.value.end(response.ending) }
-                }
-            )
+            scheduled.append(server.clock.schedule(after: after) { this.value.chunkIsDue(k) })
         }
         let alreadyEnded = progress.withLock { progress in
             if !progress.ended { progress.timers = scheduled }
             return progress.ended
         }
         if alreadyEnded { scheduled.forEach { $0.cancel() } }
-        send(response.body.subdata(in: chunks[0]))
+        chunkIsDue(0)
         server.update { $0[index].isStarted = true }
     }
 
@@ -413,6 +432,7 @@ final class StubURLProtocol: URLProtocol {
         let (wasEnded, scheduled, transfer) = progress.withLock { progress in
             defer {
                 progress.ended = true
+                progress.stopped = true
                 progress.timers = []
             }
             return (progress.ended, progress.timers, progress.transfer)
@@ -423,10 +443,36 @@ final class StubURLProtocol: URLProtocol {
         }
     }
 
+    /// Marks chunk `k` due, and sends every due chunk that follows the last one sent, in order, with the ending
+    /// after the last chunk — unless another thread is sending them, which then sends this one too.
+    private func chunkIsDue(_ k: Int) {
+        let sends = progress.withLock { progress in
+            progress.due.insert(k)
+            guard !progress.isSending else { return false }
+            progress.isSending = true
+            return true
+        }
+        guard sends else { return }
+        while true {
+            let next: (chunk: Data, ending: StubResponse.Ending?)? = progress.withLock { progress in
+                guard let plan = progress.plan, progress.due.remove(progress.sent) != nil else {
+                    progress.isSending = false
+                    return nil
+                }
+                progress.sent += 1
+                let k = progress.sent - 1
+                return (plan.chunks[k], k == plan.chunks.count - 1 ? plan.ending : nil)
+            }
+            guard let next else { return }
+            send(next.chunk)
+            if let ending = next.ending { end(ending) }
+        }
+    }
+
     private func send(_ data: Data) {
         let (isEnded, transfer) = progress.withLock { ($0.ended, $0.transfer) }
         guard !isEnded, let (server, index) = transfer else { return }
-        client?.urlProtocol(self, didLoad: data)
+        withClient { $0.urlProtocol($1, didLoad: data) }
         server.update { $0[index].bytesSent += data.count }
     }
 
@@ -439,12 +485,32 @@ final class StubURLProtocol: URLProtocol {
         switch ending {
         case .finish:
             server.update { $0[index].state = .finished }
-            client?.urlProtocolDidFinishLoading(self)
+            withClient { $0.urlProtocolDidFinishLoading($1) }
         case .fail(let code):
             server.update { $0[index].state = .failed(code) }
-            client?.urlProtocol(self, didFailWithError: URLError(code))
+            withClient { $0.urlProtocol($1, didFailWithError: URLError(code)) }
         case .stall:
             server.update { $0[index].state = .stalled }
         }
+    }
+
+    /// Calls the client with `call`, unless the client stopped the transfer: on Apple platforms from the run loop
+    /// of the thread that called `startLoading()` (in order: the run loop performs blocks first in, first out);
+    /// elsewhere at once.
+    private func withClient(_ call: @escaping @Sendable (any URLProtocolClient, URLProtocol) -> Void) {
+        // URLProtocol is not Sendable; this one's own state is behind its lock.
+        let this = UncheckedSendable(self)
+        let deliver: @Sendable () -> Void = {
+            let stubProtocol = this.value
+            guard !stubProtocol.progress.withLock(\.stopped), let client = stubProtocol.client else { return }
+            call(client, stubProtocol)
+        }
+        #if canImport(Darwin)
+        guard let runLoop = clientRunLoop.withLock({ $0?.value }) else { return deliver() }
+        CFRunLoopPerformBlock(runLoop, CFRunLoopMode.commonModes.rawValue, deliver)
+        CFRunLoopWakeUp(runLoop)
+        #else
+        deliver()
+        #endif
     }
 }

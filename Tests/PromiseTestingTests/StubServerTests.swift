@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import PromiseCore
 import PromiseTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -60,7 +61,7 @@ func temporaryFile() -> URL {
 }
 
 /// StubServer serves URLSession transfers — data and resumable downloads — with no socket.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(timeLimit(minutes: 1))
 struct StubServerTests {
     @Test func servesAFixedBodyWithItsStatusAndHeaders() async throws {
         let body = payload(5_000)
@@ -123,6 +124,21 @@ struct StubServerTests {
         #expect(clock.pendingTimers == 0, "stopping releases the chunks' timers")
         #expect(server.transfers[0].bytesSent == 4_000)
         await #expect(throws: CancellablePromiseError.self) { try await transfer.async() }
+    }
+
+    @Test func aPacedBodyOnAClockThatFiresAtOnceArrivesWholeAndInOrder() async throws {
+        // An ImmediateClock fires each chunk's timer as it is scheduled, before the first chunk is sent.
+        let body = payload(10_000)
+        let clock = ImmediateClock()
+        let server = StubServer(clock: clock) { _ in .body(body, chunkSize: 1_000, every: .seconds(1)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+
+        let (data, _) = try await session.cancellableData(from: server.url("/paced")).async()
+        #expect(data == body)
+        #expect(server.transfers.map(\.bytesSent) == [10_000])
+        #expect(server.transfers.map(\.state) == [.finished])
+        #expect(clock.elapsed == 45, "nine chunks after the first, 1 s apart from the start: 1 + 2 + … + 9 s")
     }
 
     @Test func rangeAndIfRangeAreAnsweredAsAnHTTPServerDoes() {
