@@ -216,11 +216,18 @@ if arguments.count == 5, arguments[1] == "--child" {
     exit(0)
 }
 
-// The driver: every scenario twice — 1M on the main thread with an 8 MiB stack, 100k on a 512 KiB thread.
+// The driver: every scenario twice — 1M on the main thread with an 8 MiB stack, 100k on a 512 KiB thread. It starts
+// child processes: on macOS and Linux only (iOS, tvOS, watchOS and visionOS have no `Process`).
+#if os(macOS) || os(Linux)
+#if canImport(Glibc)
+let stackResource = Int32(RLIMIT_STACK.rawValue)  // an enum case in Glibc, an Int32 macro elsewhere
+#else
+let stackResource = RLIMIT_STACK
+#endif
 var limit = rlimit()
-getrlimit(Int32(RLIMIT_STACK.rawValue), &limit)
+getrlimit(stackResource, &limit)
 limit.rlim_cur = 8 << 20  // children inherit it: their main thread gets exactly 8 MiB, whatever the shell set
-guard setrlimit(Int32(RLIMIT_STACK.rawValue), &limit) == 0 else {
+guard setrlimit(stackResource, &limit) == 0 else {
     print("cannot set the stack limit to 8 MiB")
     exit(2)
 }
@@ -265,3 +272,7 @@ for configuration in configurations {
 }
 print("\(passed) passed, \(failed) failed")
 exit(failed == 0 ? 0 : 1)
+#else
+print("stack-safety runs each scenario in a child process: run it on macOS or Linux")
+exit(2)
+#endif
