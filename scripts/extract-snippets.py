@@ -30,8 +30,11 @@ def generate(article: pathlib.Path) -> str:
     source = article.relative_to(ROOT)
     name = re.sub(r"\W", "_", article.stem)
     parts = [HEADER.format(source=source), IMPORTS, NETWORKING]
-    if "@Observable" in text:
-        parts.append("import Observation\n")
+    # Observation is in every SDK from iOS 17 / macOS 14 and in the Linux toolchain, but not in the SDK copies the
+    # Linux-side Apple type-check uses: guarded, the rest of the target's code is still checked there.
+    observing = "@Observable" in text
+    if observing:
+        parts.append("#if canImport(Observation)\nimport Observation\n")
     if "@Test" in text:
         parts.append("import Testing\n")
     if "XCTestCase" in text:
@@ -42,11 +45,20 @@ def generate(article: pathlib.Path) -> str:
         if not code:
             continue
         parts.append(f"\n// {source}, block {index + 1}\n")
+        # XCTest is imported where it exists (not in the SDK copies of the Linux-side Apple type-check): so is the
+        # code that uses it.
+        uses_xctest = re.search(r"\bXCT", block) is not None
+        if uses_xctest:
+            parts.append("#if canImport(XCTest)\n")
         if DECLARATION.match(code[0]):
             parts.append("\n".join(lines) + "\n")
         else:
             body = "\n".join(("    " + line) if line else "" for line in lines)
             parts.append(f"func snippet_{name}_{index + 1}() async throws {{\n{body}\n}}\n")
+        if uses_xctest:
+            parts.append("#endif\n")
+    if observing:
+        parts.append("#endif\n")
     return "".join(parts)
 
 

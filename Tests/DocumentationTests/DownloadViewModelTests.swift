@@ -2,7 +2,6 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import LoopbackHTTPServer
-import Observation
 import PromiseCore
 import PromiseTesting
 import Testing
@@ -10,6 +9,11 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+
+// As the article's code it tests (scripts/extract-snippets.py): Observation is in every SDK from iOS 17 / macOS 14 and
+// in the Linux toolchain, but not in the SDK copies the Linux-side Apple type-check uses.
+#if canImport(Observation)
+import Observation
 
 /// Runs the `DownloadViewModel` of "Using PromiseCore in Swift 6 apps" — the article's own code, extracted into
 /// `Generated/` — as an app's tests would: transfers served by a `StubServer`, time moved by a `TestClock`. Every
@@ -132,3 +136,4 @@ struct DownloadViewModelTests {
         #expect(server.connections.first?.completed == true)
     }
 }
+#endif

@@ -8,6 +8,7 @@ import PromiseTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Observation)
 import Observation
 
 // Sources/PromiseCore/PromiseCore.docc/UsingPromiseCoreInSwift6Apps.md, block 1
@@ -163,3 +164,4 @@ final class DownloadViewModel {
         state = .downloading(fraction: progress.fractionCompleted)
     }
 }
+#endif

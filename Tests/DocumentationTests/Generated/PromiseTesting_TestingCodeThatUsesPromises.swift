@@ -53,6 +53,7 @@ func makeLoader(
 }
 
 // Sources/PromiseTesting/PromiseTesting.docc/TestingCodeThatUsesPromises.md, block 4
+#if canImport(XCTest)
 final class ProfileLoaderTests: XCTestCase {
     func testTheLoadTimesOutAfterThirtySeconds() async throws {
         let clock = TestClock()
@@ -69,6 +70,7 @@ final class ProfileLoaderTests: XCTestCase {
         }
     }
 }
+#endif
 
 // Sources/PromiseTesting/PromiseTesting.docc/TestingCodeThatUsesPromises.md, block 5
 @Test func theLoadRetriesTwiceWithExponentialBackOff() async throws {
@@ -156,6 +158,7 @@ struct LoaderLeakTests {
 }
 
 // Sources/PromiseTesting/PromiseTesting.docc/TestingCodeThatUsesPromises.md, block 10
+#if canImport(XCTest)
 final class LoaderLeakXCTests: XCTestCase {
     override func setUp() {
         super.setUp()
@@ -169,6 +172,7 @@ final class LoaderLeakXCTests: XCTestCase {
         XCTAssertEqual(server.transfers.count, 1)
     }
 }
+#endif
 
 // Sources/PromiseTesting/PromiseTesting.docc/TestingCodeThatUsesPromises.md, block 11
 @Test func theLoaderNeverWaitsOnTheWallClock() async throws {
