@@ -312,9 +312,11 @@ final class FileDownload: @unchecked Sendable {
     }
 }
 
-/// Points where a test stops a download to force one interleaving of its ending and a cancellation, set for the
-/// downloads a test makes with `DownloadHooks.$current.withValue(…)`. Not API.
+/// Points where a test stops a transfer to force one interleaving of its ending and a cancellation, set for the
+/// transfers a test makes with `DownloadHooks.$current.withValue(…)`. Not API.
 struct DownloadHooks: Sendable {
+    /// On the delegate queue, before URLSession is answered (after a response, before a redirect).
+    var willAnswer: (@Sendable () -> Void)?
     /// In the cancel handler, on the cancelling thread: the promise is already rejected, the task not yet cancelled.
     var willCancelTask: (@Sendable () -> Void)?
     /// On the delegate queue, once the transfer has ended: before its ending and a cancellation are decided.

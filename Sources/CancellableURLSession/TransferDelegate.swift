@@ -10,9 +10,15 @@ import FoundationNetworking
 /// transfer's promise itself, and hands a download's response, body and ending to its ``FileDownload``.
 ///
 /// URLSession calls its delegate on the session's delegate queue, one callback at a time, so the state below is
-/// confined to that queue. Cancelling the promise runs its cancel handler on the cancelling thread, which only calls
-/// `URLSessionTask.cancel()` (thread-safe); whether a download's ending or that cancellation wins is decided under
-/// the promise's cancellation lock, in ``FileDownload/finish(taskError:statusError:response:resolver:)``.
+/// confined to that queue. Cancelling the promise runs its cancel handler on the cancelling thread, which only cancels
+/// the task, through ``cancel(_:)``; whether a download's ending or that cancellation wins is decided under the
+/// promise's cancellation lock, in ``FileDownload/finish(taskError:statusError:response:resolver:)``.
+///
+/// Cancelling the task and answering URLSession's questions (whether to follow a redirect, how to go on after a
+/// response) are serialised: swift-corelibs-foundation ends the process ("Received callback for HTTP redirection,
+/// but we're not waiting for it") when a task is cancelled between asking its delegate and receiving the answer (its
+/// HTTP protocol does not wait for the answer to a response; its other protocols do, with the same check). An answer
+/// is given only if the task was not cancelled first; a cancelled task ends with its cancellation error without it.
 final class TransferDelegate: @unchecked Sendable {
     enum Sink {
         /// Collect the body in memory, and resolve with it.
@@ -34,6 +40,10 @@ final class TransferDelegate: @unchecked Sendable {
     private let sink: Sink
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let reportsUpload: Bool
+    /// Whether ``cancel(_:)`` cancelled the task; its lock also covers each answer to URLSession.
+    private let isCancelled = Locked(false)
+    /// Where a test cancels the transfer just before an answer; read once, when the transfer is made.
+    private let hooks = DownloadHooks.current
     /// Set when the response arrives.
     private var disposition: Disposition
     private var body = Data()
@@ -47,6 +57,24 @@ final class TransferDelegate: @unchecked Sendable {
         if case .memory = sink { disposition = .collect } else { disposition = .write }
     }
 
+    /// Cancels the task, unless it was cancelled already; never between a question of URLSession's and its answer.
+    func cancel(_ task: URLSessionTask) {
+        isCancelled.withLock { isCancelled in
+            guard !isCancelled else { return }
+            isCancelled = true
+            task.cancel()
+        }
+    }
+
+    /// Gives URLSession the answer it waits for — `answer` calls its completion handler — unless the task was
+    /// cancelled (then it ends without one).
+    private func answer(_ answer: () -> Void) {
+        hooks.willAnswer?()
+        isCancelled.withLock { isCancelled in
+            if !isCancelled { answer() }
+        }
+    }
+
     func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
@@ -54,7 +82,7 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        guard case .file(let file, _) = sink else { return completionHandler(.allow) }
+        guard case .file(let file, _) = sink else { return answer { completionHandler(.allow) } }
         switch file.accept(response) {
         case .write:
             disposition = .write
@@ -64,9 +92,20 @@ final class TransferDelegate: @unchecked Sendable {
         case .ignore:
             disposition = .ignore
         case .cancel:
-            return completionHandler(.cancel)
+            return answer { completionHandler(.cancel) }
         }
-        completionHandler(.allow)
+        answer { completionHandler(.allow) }
+    }
+
+    /// Follows the redirect, unless the task was cancelled.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        answer { completionHandler(request) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -81,7 +120,7 @@ final class TransferDelegate: @unchecked Sendable {
             progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
         case .write:
             guard case .file(let file, _) = sink else { return }
-            guard file.write(data) else { return dataTask.cancel() }
+            guard file.write(data) else { return cancel(dataTask) }
             if let progress, let report = file.progress { progress(report) }
         }
     }

@@ -20,12 +20,17 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
         self.perTask = perTask
     }
 
-    func register(_ transfer: TransferDelegate, for task: URLSessionTask) {
+    /// Hands `task`'s callbacks to `transfer`.
+    ///
+    /// - Returns: what cancels the task: through `transfer`, which never cancels it between a question of
+    ///   URLSession's and its answer.
+    func register(_ transfer: TransferDelegate, for task: URLSessionTask) -> @Sendable () -> Void {
         transfers.withLock { $0[task.taskIdentifier] = transfer }
         #if !canImport(FoundationNetworking)
         // The task keeps its delegate until it completes.
         if perTask, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) { task.delegate = self }
         #endif
+        return { transfer.cancel(task) }
     }
 
     private func transfer(for task: URLSessionTask, removing: Bool = false) -> TransferDelegate? {
@@ -40,6 +45,23 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         guard let transfer = transfer(for: dataTask) else { return completionHandler(.allow) }
         transfer.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        guard let transfer = transfer(for: task) else { return completionHandler(request) }
+        transfer.urlSession(
+            session,
+            task: task,
+            willPerformHTTPRedirection: response,
+            newRequest: request,
+            completionHandler: completionHandler
+        )
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -64,9 +64,10 @@ extension URLSession {
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
         CancellablePromise { resolver in
             let task: URLSessionTask
+            let cancel: @Sendable () -> Void
             if let router = transferRouter {
                 task = dataTask(with: request)
-                router.register(
+                cancel = router.register(
                     TransferDelegate(sink: .memory(resolver), reportsUpload: false, progress: progress),
                     for: task
                 )
@@ -79,9 +80,10 @@ extension URLSession {
                     }
                     resolver.resolve(outcome)
                 }
+                cancel = { task.cancel() }
             }
             task.resume()
-            return { task.cancel() }
+            return cancel
         }
     }
 
@@ -259,9 +261,10 @@ extension URLSession {
         let request = file.prepare(request)
         return CancellablePromise(deciding: { resolver in
             let task: URLSessionTask
+            let cancel: @Sendable () -> Void
             if let router {
                 task = dataTask(with: request)
-                router.register(
+                cancel = router.register(
                     TransferDelegate(sink: .file(file, resolver), reportsUpload: false, progress: progress),
                     for: task
                 )
@@ -269,11 +272,12 @@ extension URLSession {
                 task = downloadTask(with: request) { location, response, error in
                     Self.completeDownload(file, resolver, location, response, error, progress: progress)
                 }
+                cancel = { task.cancel() }
             }
             task.resume()
             return { _ in
                 file.hooks.willCancelTask?()
-                task.cancel()
+                cancel()
             }
         })
     }
@@ -299,9 +303,10 @@ extension URLSession {
         }
         return CancellablePromise { resolver in
             let task: URLSessionTask
+            let cancel: @Sendable () -> Void
             if let router = transferRouter {
                 task = uploadTask(with: request, from: body)
-                router.register(
+                cancel = router.register(
                     TransferDelegate(sink: .memory(resolver), reportsUpload: true, progress: progress),
                     for: task
                 )
@@ -313,9 +318,10 @@ extension URLSession {
                     }
                     resolver.resolve(Self.outcome(of: data ?? Data(), response, error))
                 }
+                cancel = { task.cancel() }
             }
             task.resume()
-            return { task.cancel() }
+            return cancel
         }
     }
 
