@@ -222,7 +222,10 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     /// Waits (polling the server's own records, at most `timeout`) until `condition` holds.
-    package func waitUntil(timeout: TimeInterval = 10, _ condition: ([Connection]) -> Bool) -> Bool {
+    ///
+    /// The default is long: under ThreadSanitizer, with every suite running at once on two cores, a request has been
+    /// seen to take more than 10 s to arrive. Well inside the tests' one-minute limits, it only delays a failure.
+    package func waitUntil(timeout: TimeInterval = 40, _ condition: ([Connection]) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
             if condition(connections) { return true }
