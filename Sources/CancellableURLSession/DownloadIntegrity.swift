@@ -17,7 +17,7 @@ import Foundation
 public struct DownloadIntegrity: Sendable, Hashable, Codable {
     /// The file's length in bytes, if it is to be checked.
     public var length: Int64?
-    /// The file's SHA-256 as 64 hexadecimal digits (either case), if it is to be checked.
+    /// The file's SHA-256 as 64 hexadecimal digits (ASCII, either case), if it is to be checked.
     public var sha256: String?
 
     /// Expects a file of `length` bytes and/or with the SHA-256 `sha256` (64 hexadecimal digits).
@@ -31,12 +31,19 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
 
     /// Throws ``DownloadIntegrityError/invalidExpectation(_:)`` if the expectation cannot be checked.
     func validate() throws {
+        if let problem { throw DownloadIntegrityError.invalidExpectation(problem) }
+    }
+
+    /// Why the expectation cannot be checked, if it cannot: a negative length, or a digest that is not 64 ASCII
+    /// hexadecimal digits (`Character.isHexDigit` would also take fullwidth digits such as `Ａ`).
+    var problem: String? {
         if let length, length < 0 {
-            throw DownloadIntegrityError.invalidExpectation("length \(length) is negative")
+            return "length \(length) is negative"
         }
-        if let sha256, sha256.utf8.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
-            throw DownloadIntegrityError.invalidExpectation("SHA-256 \"\(sha256)\" is not 64 hexadecimal digits")
+        if let sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isASCIIHexDigit) {
+            return "SHA-256 \"\(sha256)\" is not 64 hexadecimal digits"
         }
+        return nil
     }
 
     /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected.
@@ -80,5 +87,12 @@ public enum DownloadIntegrityError: Error, Sendable, Hashable, CustomStringConve
         case .invalidExpectation(let problem):
             "The expected integrity cannot be checked: \(problem)."
         }
+    }
+}
+
+extension UInt8 {
+    /// `0`–`9`, `a`–`f`, `A`–`F`.
+    fileprivate var isASCIIHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

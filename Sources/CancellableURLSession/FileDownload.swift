@@ -281,8 +281,11 @@ final class FileDownload: @unchecked Sendable {
                 return .rejected(error)
             }
         case .fail(let error, let kept?) where resumeData != nil:
-            publish(
-                DownloadResumeData(
+            // Through the checks resume data read back gets, so that the library never hands out data it would
+            // refuse: only a download from a URL that is not HTTP(S) — which cannot continue a range — fails them,
+            // and it keeps nothing.
+            guard
+                let data = try? DownloadResumeData(
                     url: source,
                     destination: partial.destination,
                     partialFile: partial.url,
@@ -291,7 +294,8 @@ final class FileDownload: @unchecked Sendable {
                     totalBytes: kept.totalBytes,
                     integrity: integrity
                 )
-            )
+            else { return carryOut(.fail(error, keeping: nil), response: response) }
+            publish(data)
             return .rejected(error)
         case .fail(let error, _):
             partial.remove()

@@ -17,15 +17,17 @@ extension HTTPURLResponse {
         return !coding.isEmpty && coding.lowercased() != "identity"
     }
 
-    /// The strong validator of the representation, if it has one and no content coding: its `ETag`, unless weak;
-    /// otherwise its `Last-Modified`, if its `Date` is at least 60 seconds later — the only way a client may deduce
-    /// that a date is strong enough for `If-Range` (RFC 9110 §8.8.2.2, §13.1.5).
+    /// The strong validator of the representation, if it has one and no content coding: its `ETag`, if it is a
+    /// well-formed strong entity-tag; otherwise its `Last-Modified`, if it is a well-formed HTTP-date and the `Date`
+    /// is at least 60 seconds later — the only way a client may deduce that a date is strong enough for `If-Range`
+    /// (RFC 9110 §8.8.2.2, §13.1.5). A malformed value is no validator: it is never sent back.
     var strongValidator: DownloadResumeData.Validator? {
         guard !isContentCoded else { return nil }
-        if let tag = value(forHTTPHeaderField: "ETag"), !tag.hasPrefix("W/"), !tag.isEmpty {
-            return .entityTag(tag)
+        if let tag = value(forHTTPHeaderField: "ETag").map(DownloadResumeData.Validator.entityTag), tag.isWellFormed {
+            return tag
         }
         guard let modified = value(forHTTPHeaderField: "Last-Modified"),
+            DownloadResumeData.Validator.lastModified(modified).isWellFormed,
             let modifiedAt = HTTPDate.parse(modified),
             let date = value(forHTTPHeaderField: "Date").flatMap(HTTPDate.parse),
             date.timeIntervalSince(modifiedAt) >= 60

@@ -11,58 +11,134 @@ import Musl
 /// Where a download is written until it succeeds: a hidden file next to the destination. A file already at the
 /// destination survives a download that fails or is cancelled, and is replaced in one step — a rename within
 /// the directory — when it succeeds.
+///
+/// The library owns its partial files and touches no other file: a partial file is always named
+/// `.<destination's name>.<UUID>.partial`, in the destination's folder, and a path read back from resume data is
+/// used only if it is exactly such a name (``isOwned(_:by:)``). It is opened without following a symbolic link and
+/// used only if it is a regular file with no other link to it; it is removed with `unlink(2)`, which never removes a
+/// directory.
 struct PartialFile: Sendable {
     /// The hidden file: `.<name>.<UUID>.partial`, in the destination's directory.
     let url: URL
     /// Where the download goes once it succeeds.
     let destination: URL
 
-    /// Creates the partial file, and opens it for writing.
+    private static let suffix = ".partial"
+
+    /// A new partial file's URL for `destination`.
+    static func newURL(for destination: URL) -> URL {
+        destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString)\(suffix)")
+    }
+
+    /// Whether `url` is a partial file this library names for `destination`: `.<destination's name>.<UUID>.partial`
+    /// (the UUID as `UUID.uuidString` writes it), in the destination's folder; both plain file paths
+    /// (``isPlainFilePath(_:)``).
+    static func isOwned(_ url: URL, by destination: URL) -> Bool {
+        guard isPlainFilePath(destination), isPlainFilePath(url),
+            url.standardizedFileURL.deletingLastPathComponent().path
+                == destination.standardizedFileURL.deletingLastPathComponent().path
+        else { return false }
+        let name = Array(url.lastPathComponent.utf8)
+        let prefix = Array(".\(destination.lastPathComponent).".utf8)
+        let suffix = Array(Self.suffix.utf8)
+        guard name.count > prefix.count + suffix.count, name.starts(with: prefix),
+            name.reversed().starts(with: suffix.reversed())
+        else { return false }
+        let id = String(decoding: name[prefix.count..<(name.count - suffix.count)], as: UTF8.self)
+        return UUID(uuidString: id)?.uuidString == id
+    }
+
+    /// Whether `url` is an absolute file path that names a file (not `/`), without `..` (whose meaning a symbolic
+    /// link can change) and without NUL (where the system's calls would cut the path short).
+    static func isPlainFilePath(_ url: URL) -> Bool {
+        let components = url.pathComponents
+        return url.isFileURL && url.path.hasPrefix("/") && components.count > 1 && components.last != "."
+            && !components.contains("..") && !url.path.utf8.contains(0)
+    }
+
+    /// Creates a new partial file for `destination`, and opens it for writing.
     ///
-    /// - Throws: the file system's error if the destination is a directory or its directory cannot be written:
-    ///   before any request is sent.
+    /// - Throws: before any request is sent, a `CocoaError`: `.fileWriteInvalidFileName` if the destination is not a
+    ///   plain file path (``isPlainFilePath(_:)``), `.fileWriteFileExists` if it is a directory, `.fileNoSuchFile` if
+    ///   its folder does not exist, `.fileWriteNoPermission` if it cannot be written.
     static func create(for destination: URL) throws -> (PartialFile, FileHandle) {
-        let name = ".\(destination.lastPathComponent).\(UUID().uuidString).partial"
-        let file = PartialFile(
-            url: destination.deletingLastPathComponent().appendingPathComponent(name),
-            destination: destination
-        )
-        return (file, try file.open(keeping: 0))
+        guard isPlainFilePath(destination) else {
+            throw CocoaError(.fileWriteInvalidFileName, userInfo: [NSFilePathErrorKey: destination.path])
+        }
+        let destination = destination.standardizedFileURL
+        let file = PartialFile(url: newURL(for: destination), destination: destination)
+        try file.refuseDirectoryDestination()
+        let (handle, _) = try file.open(creating: true)
+        return (file, handle)
     }
 
     /// Opens the partial file of a paused download to continue it: keeps its first `bytes` bytes and opens it for
     /// writing after them. A partial file that is gone or shorter than `bytes` is (re)created empty.
     ///
     /// - Returns: the file, its handle, and how many bytes it kept (`bytes` or 0).
+    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if `url` is not a partial file of `destination`
+    ///   (``isOwned(_:by:)``), or is a directory, a symbolic link or a file with another link: nothing is touched.
+    ///   A file that cannot be truncated stays as it was.
     static func reopen(
         _ url: URL,
         for destination: URL,
         keeping bytes: Int64
     ) throws -> (PartialFile, FileHandle, Int64) {
+        guard isOwned(url, by: destination) else { throw DownloadResumeError.partialFileNotOwned(url) }
         let file = PartialFile(url: url, destination: destination)
-        let size = (try? size(of: url)) ?? -1
+        try file.refuseDirectoryDestination()
+        let (handle, size) = try file.open(creating: false)
         let kept = bytes > 0 && size >= bytes ? bytes : 0
-        return (file, try file.open(keeping: kept), kept)
+        do {
+            try truncate(handle, at: kept)
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        return (file, handle, kept)
     }
 
-    /// Opens the file for writing after its first `kept` bytes, creating it if needed and dropping anything after.
-    private func open(keeping kept: Int64) throws -> FileHandle {
+    private func refuseDirectoryDestination() throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path])
         }
-        if kept == 0 || !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: destination.path])
-            }
+    }
+
+    /// Opens the partial file for writing, creating it — only if nothing is there, if `creating` — without following a
+    /// symbolic link at its path.
+    ///
+    /// - Returns: the handle, and the file's size.
+    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if what is there is not a regular file with one link
+    ///   (a directory, a symbolic link, a device, a hard link to another file), or the folder's error as a
+    ///   `CocoaError` (missing, not writable, read-only, full).
+    private func open(creating: Bool) throws -> (FileHandle, Int64) {
+        guard Self.isPlainFilePath(url) else { throw DownloadResumeError.partialFileNotOwned(url) }
+        // O_NONBLOCK: a FIFO at the path would otherwise block the open until a reader comes.
+        let flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (creating ? O_EXCL : 0)
+        let descriptor = systemOpen(url.path, flags, 0o644)
+        guard descriptor >= 0 else { throw openError(errno) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_nlink == 1,
+            fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0
+        else {
+            close(descriptor)
+            throw DownloadResumeError.partialFileNotOwned(url)
         }
-        do {
-            let handle = try FileHandle(forWritingTo: url)
-            try Self.truncate(handle, at: kept)
-            return handle
-        } catch {
-            remove()
-            throw error
+        return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), Int64(status.st_size))
+    }
+
+    /// What a failed `open(2)` of the partial file means.
+    private func openError(_ code: Int32) -> Error {
+        let folder = [NSFilePathErrorKey: url.deletingLastPathComponent().path]
+        switch code {
+        case ELOOP, EISDIR, EEXIST, ENXIO, EMLINK: return DownloadResumeError.partialFileNotOwned(url)
+        case ENOENT, ENOTDIR: return CocoaError(.fileNoSuchFile, userInfo: folder)
+        case EACCES, EPERM: return CocoaError(.fileWriteNoPermission, userInfo: folder)
+        case EROFS: return CocoaError(.fileWriteVolumeReadOnly, userInfo: folder)
+        case ENOSPC, EDQUOT: return CocoaError(.fileWriteOutOfSpace, userInfo: folder)
+        default: return POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
     }
 
@@ -101,8 +177,21 @@ struct PartialFile: Sendable {
         }
     }
 
-    /// Removes the partial file, if it is there.
+    /// Removes the partial file, if it is there: `unlink(2)`, which removes a file or a symbolic link (not what it
+    /// points to), never a directory.
     func remove() {
-        try? FileManager.default.removeItem(at: url)
+        guard Self.isPlainFilePath(url) else { return }
+        _ = unlink(url.path)
     }
+}
+
+/// `open(2)`, by its module's name: the variadic C function is not imported, this wrapper is.
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    #if canImport(Darwin)
+    Darwin.open(path, flags, mode)
+    #elseif canImport(Glibc)
+    Glibc.open(path, flags, mode)
+    #elseif canImport(Musl)
+    Musl.open(path, flags, mode)
+    #endif
 }

@@ -99,7 +99,8 @@ public final class ResumableDownload: Sendable {
 /// ```
 ///
 /// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the
-/// destination until the download is resumed or ``discard()`` is called.
+/// destination until the download is resumed or ``discard()`` is called. Decoding checks every field: resume data
+/// read back is untrusted input (``init(from:)`` says what it refuses). Keep it where only your app can write it.
 public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// The URL the bytes came from.
     public let url: URL
@@ -133,9 +134,29 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
             case .lastModified(let date): date
             }
         }
+
+        /// Whether the value may be sent in `If-Range`: a strong entity-tag — `"`, then visible ASCII but `"` (or
+        /// obsolete 0x80–0xFF), then `"` (RFC 9110 §8.8.3) — or an HTTP-date in one of its three formats (§5.6.7).
+        /// Neither admits CR, LF, NUL or any other control character.
+        var isWellFormed: Bool {
+            switch self {
+            case .entityTag(let tag):
+                let scalars = Array(tag.unicodeScalars)
+                return scalars.count >= 2 && scalars.first == "\"" && scalars.last == "\""
+                    && scalars.dropFirst().dropLast().allSatisfy {
+                        $0.value == 0x21 || (0x23...0x7E).contains($0.value) || (0x80...0xFF).contains($0.value)
+                    }
+            case .lastModified(let date):
+                return date.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) }
+                    && HTTPDate.parse(date) != nil
+            }
+        }
     }
 
     /// Makes resume data; the library makes it for you when a ``ResumableDownload`` pauses.
+    ///
+    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` naming the first value that no download
+    ///   could have produced — the same rules as decoding (see ``init(from:)``).
     public init(
         url: URL,
         destination: URL,
@@ -144,6 +165,30 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         validator: Validator?,
         totalBytes: Int64?,
         integrity: DownloadIntegrity? = nil
+    ) throws {
+        self.init(
+            storing: url,
+            destination: destination,
+            partialFile: partialFile,
+            bytesKept: bytesKept,
+            validator: validator,
+            totalBytes: totalBytes,
+            integrity: integrity
+        )
+        if let (field, reason) = firstInvalidField {
+            throw DownloadResumeError.invalidResumeData(field: field.stringValue, reason: reason)
+        }
+    }
+
+    /// Stores the values, unchecked: the initializers above check them.
+    private init(
+        storing url: URL,
+        destination: URL,
+        partialFile: URL,
+        bytesKept: Int64,
+        validator: Validator?,
+        totalBytes: Int64?,
+        integrity: DownloadIntegrity?
     ) {
         self.url = url
         self.destination = destination
@@ -154,13 +199,73 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         self.integrity = integrity
     }
 
+    /// Decodes resume data, and refuses what no download could have produced: resume data read back from disk or
+    /// received from elsewhere is untrusted input.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `url` is not an `http` or
+    ///   `https` URL; `destination` is not an absolute file path without `..`; `partialFile` is not the hidden
+    ///   `.<name>.<UUID>.partial` file next to the destination that the library names; `bytesKept` or `totalBytes`
+    ///   is negative, or `bytesKept` is more than `totalBytes`; `validator` is not a strong entity-tag or an
+    ///   HTTP-date (no CR, LF, NUL or other control character can reach a request header); or `integrity` cannot
+    ///   be checked (a negative length, a digest that is not 64 ASCII hexadecimal digits).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            storing: try container.decode(URL.self, forKey: .url),
+            destination: try container.decode(URL.self, forKey: .destination),
+            partialFile: try container.decode(URL.self, forKey: .partialFile),
+            bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
+            validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
+            totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
+            integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
+        )
+        if let (field, reason) = firstInvalidField {
+            throw DecodingError.dataCorruptedError(forKey: field, in: container, debugDescription: reason)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case url, destination, partialFile, bytesKept, validator, totalBytes, integrity
+    }
+
+    /// The first value no download could have produced, and why; `nil` if every value could be.
+    private var firstInvalidField: (CodingKeys, String)? {
+        if !["http", "https"].contains(url.scheme?.lowercased() ?? "") || (url.host ?? "").isEmpty {
+            return (.url, "\(url.absoluteString) is not an http or https URL")
+        }
+        if !PartialFile.isPlainFilePath(destination) {
+            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
+        }
+        if !PartialFile.isOwned(partialFile, by: destination) {
+            return (
+                .partialFile,
+                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
+                    + "next to the destination"
+            )
+        }
+        if bytesKept < 0 { return (.bytesKept, "\(bytesKept) is negative") }
+        if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
+        if let totalBytes, bytesKept > totalBytes {
+            return (.bytesKept, "\(bytesKept) is more than the file's \(totalBytes) bytes")
+        }
+        if let validator, !validator.isWellFormed {
+            return (.validator, "\(validator) is neither a strong entity-tag nor an HTTP-date")
+        }
+        if let problem = integrity?.problem { return (.integrity, problem) }
+        return nil
+    }
+
     /// Removes the partial file: for a paused download you will not resume.
     ///
     /// ```swift
     /// saved?.discard()
     /// ```
+    ///
+    /// It removes only the hidden `.<name>.<UUID>.partial` file next to the destination that the library names, and
+    /// never a directory: a symbolic link at that path is removed, not what it points to.
     public func discard() {
-        try? FileManager.default.removeItem(at: partialFile)
+        guard PartialFile.isOwned(partialFile, by: destination) else { return }
+        PartialFile(url: partialFile, destination: destination).remove()
     }
 
     /// What a resume does with bytes that no strong validator identifies (the server sent neither a strong `ETag`
@@ -184,7 +289,8 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
 }
 
 /// Why a resumed download could not continue the bytes it had. The partial file was removed (except for
-/// ``partialFileInUse(_:)``); start the download again.
+/// ``partialFileInUse(_:)``, ``partialFileNotOwned(_:)`` and ``invalidResumeData(field:reason:)``, which touch no
+/// file); start the download again.
 ///
 /// ```swift
 /// session.resumeDownload(saved).promise.catch { error in
@@ -211,6 +317,13 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
     /// Another download resumed from the same resume data is still running: one partial file cannot take two
     /// downloads at once. The partial file was left to that download.
     case partialFileInUse(URL)
+    /// The resume data names, as its partial file, something the library did not make for its destination: a path
+    /// that is not the hidden `.<name>.<UUID>.partial` file next to the destination, or, at that path, a directory,
+    /// a symbolic link, or a file with another hard link. Nothing was opened, changed or removed.
+    case partialFileNotOwned(URL)
+    /// ``DownloadResumeData/init(url:destination:partialFile:bytesKept:validator:totalBytes:integrity:)`` was given a
+    /// value no download could have produced: `field` names it, `reason` says why.
+    case invalidResumeData(field: String, reason: String)
 
     /// A sentence saying what the server answered.
     public var description: String {
@@ -229,6 +342,11 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
                 + "offsets of the bytes kept."
         case .partialFileInUse(let file):
             "Another download is already resuming into \(file.path)."
+        case .partialFileNotOwned(let file):
+            "The resume data's partial file \(file.path) is not a file this library made for its destination: "
+                + "nothing was touched."
+        case .invalidResumeData(let field, let reason):
+            "The resume data's \(field) is invalid: \(reason)."
         }
     }
 }

@@ -110,8 +110,9 @@ extension URLSession {
     /// The body is written to a hidden file next to the destination (`.<name>.<UUID>.partial`), which replaces the
     /// destination in one step when the download succeeds. If the transfer fails, is cancelled, or the status is
     /// outside 200–299 (``HTTPStatusError``), the partial file is removed and a file already at the destination
-    /// is left as it was. A destination whose directory cannot be written, or that is a directory, rejects at once
-    /// with the file system's error, and nothing is sent. To pause and continue later, use
+    /// is left as it was. A destination whose folder does not exist (`CocoaError.fileNoSuchFile`) or cannot be
+    /// written (`.fileWriteNoPermission`), that is a folder (`.fileWriteFileExists`), or whose path has `..`
+    /// (`.fileWriteInvalidFileName`) rejects at once, and nothing is sent. To pause and continue later, use
     /// ``resumableDownload(for:to:verifying:progress:)``.
     ///
     /// - Parameters:
@@ -196,6 +197,10 @@ extension URLSession {
     ///   the bytes kept stay (the ones it sends again are not rewritten); otherwise the download starts over from byte 0.
     /// - `416` when the partial file already holds every byte: the download finishes with it. Any other `416`, or a
     ///   `206` that is not of the same file, rejects with ``DownloadResumeError`` and removes the bytes.
+    ///
+    /// Resume data is untrusted input, checked when decoded (``DownloadResumeData/init(from:)``); a resume also opens
+    /// the partial file only if it is a regular file, not a link, with no other hard link, and otherwise rejects with
+    /// ``DownloadResumeError/partialFileNotOwned(_:)`` before any request, touching nothing.
     ///
     /// Resume data without a strong validator starts over, unless `withoutValidator` is
     /// ``DownloadResumeData/WithoutValidator/continueIfLengthMatches``; so does resume data whose partial file is

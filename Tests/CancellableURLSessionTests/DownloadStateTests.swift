@@ -324,9 +324,9 @@ import FoundationNetworking
     ) throws
         -> DownloadResumeData
     {
-        let partial = directory.url.appendingPathComponent(".file.bin.test.partial")
+        let partial = PartialFile.newURL(for: directory.destination)
         try Data(repeating: 7, count: 400).write(to: partial)
-        return DownloadResumeData(
+        return try DownloadResumeData(
             url: url,
             destination: directory.destination,
             partialFile: partial,
@@ -368,7 +368,7 @@ import FoundationNetworking
     @Test func reopeningKeepsTheBytesAskedForAndDropsWhatFollows() throws {
         let directory = try DownloadDirectory()
         defer { directory.remove() }
-        let url = directory.url.appendingPathComponent(".file.bin.x.partial")
+        let url = PartialFile.newURL(for: directory.destination)
         try Data(0..<100).write(to: url)
         let (_, handle, kept) = try PartialFile.reopen(url, for: directory.destination, keeping: 60)
         try handle.writeAll(Data([255]))
@@ -380,13 +380,13 @@ import FoundationNetworking
     @Test func reopeningAFileShorterThanItSaysOrGoneStartsItEmpty() throws {
         let directory = try DownloadDirectory()
         defer { directory.remove() }
-        let short = directory.url.appendingPathComponent(".file.bin.short.partial")
+        let short = PartialFile.newURL(for: directory.destination)
         try Data(0..<10).write(to: short)
         let (_, shortHandle, shortKept) = try PartialFile.reopen(short, for: directory.destination, keeping: 60)
         try shortHandle.close()
         #expect(shortKept == 0)
         #expect(try PartialFile.size(of: short) == 0)
-        let gone = directory.url.appendingPathComponent(".file.bin.gone.partial")
+        let gone = PartialFile.newURL(for: directory.destination)
         let (_, goneHandle, goneKept) = try PartialFile.reopen(gone, for: directory.destination, keeping: 60)
         try goneHandle.close()
         #expect(goneKept == 0)

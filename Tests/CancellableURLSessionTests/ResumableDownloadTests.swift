@@ -297,9 +297,9 @@ import FoundationNetworking
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
         defer { server.stop() }
-        let partial = directory.url.appendingPathComponent(".file.bin.paused.partial")
+        let partial = PartialFile.newURL(for: destination)
         try Self.body.write(to: partial)
-        let saved = DownloadResumeData(
+        let saved = try DownloadResumeData(
             url: server.url("/file"),
             destination: destination,
             partialFile: partial,
@@ -336,9 +336,9 @@ import FoundationNetworking
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
         defer { server.stop() }
-        let partial = directory.url.appendingPathComponent(".file.bin.unknown.partial")
+        let partial = PartialFile.newURL(for: destination)
         try Data(repeating: 0xEE, count: 100_000).write(to: partial)
-        let saved = DownloadResumeData(
+        let saved = try DownloadResumeData(
             url: server.url("/file"),
             destination: destination,
             partialFile: partial,

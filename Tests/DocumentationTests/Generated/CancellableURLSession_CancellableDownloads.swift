@@ -44,6 +44,13 @@ func snippet_CancellableDownloads_4() async throws {
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
+func resumeSaved(from file: URL, expecting destination: URL) throws -> ResumableDownload? {
+    let saved = try JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: file))
+    guard saved.destination == destination else { return nil }   // not the download this app started
+    return URLSession.shared.resumeDownload(saved)
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
 func resumeWithoutValidator(_ saved: DownloadResumeData, publishedDigest: String) -> ResumableDownload {
     URLSession.shared.resumeDownload(
         saved,
@@ -52,7 +59,7 @@ func resumeWithoutValidator(_ saved: DownloadResumeData, publishedDigest: String
     )
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
 func continueElsewhere(
     _ resumeData: DownloadResumeData,
     mirror: URL
@@ -60,7 +67,7 @@ func continueElsewhere(
     URLSession.shared.resumeDownload(resumeData, from: URLRequest(url: mirror)).promise
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
 func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellablePromise<(url: URL, response: URLResponse)> {
     guard let mirror = mirrors.first else { return CancellablePromise(error: URLError(.cannotConnectToHost)) }
     let attempt = URLSession.shared.resumeDownload(saved, from: URLRequest(url: mirror))
@@ -72,8 +79,8 @@ func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellableProm
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
-func snippet_CancellableDownloads_8() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
+func snippet_CancellableDownloads_9() async throws {
     let expected = DownloadIntegrity(
         length: 1_000_000,
         sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
@@ -85,8 +92,8 @@ func snippet_CancellableDownloads_8() async throws {
         }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
-func snippet_CancellableDownloads_9() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
+func snippet_CancellableDownloads_10() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -94,8 +101,8 @@ func snippet_CancellableDownloads_9() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
-func snippet_CancellableDownloads_10() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -106,8 +113,8 @@ func snippet_CancellableDownloads_10() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
-func snippet_CancellableDownloads_11() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
+func snippet_CancellableDownloads_12() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -116,8 +123,8 @@ func snippet_CancellableDownloads_11() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
-func snippet_CancellableDownloads_12() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
+func snippet_CancellableDownloads_13() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -126,8 +133,8 @@ func snippet_CancellableDownloads_12() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
-func snippet_CancellableDownloads_13() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 14
+func snippet_CancellableDownloads_14() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
