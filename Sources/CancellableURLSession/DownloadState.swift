@@ -42,14 +42,16 @@ struct DownloadState {
         case awaitingResponse(KeptBytes)
         /// The response's body goes into the file; `position` is the file offset of the body's next byte. It is
         /// below `kept.count` while a `200` that repeats the validator re-sends bytes the file already holds (they
-        /// are not written again), and equal to it otherwise.
-        case writing(KeptBytes, position: Int64)
+        /// are not written again), and equal to it otherwise. `before` is what the file held when this response
+        /// began (nothing if it starts the file over): what this response cannot take away if it lies.
+        case writing(KeptBytes, position: Int64, before: KeptBytes)
         /// The body is not the file: an error status's body, or, if `complete`, a `416`'s when the file already
         /// holds every byte.
         case closed(KeptBytes, complete: Bool)
-        /// This side decided the download cannot succeed: a file error, or an answer that does not continue the
-        /// bytes kept (which then holds nothing).
-        case failed(KeptBytes, Error)
+        /// This side decided the download cannot succeed: a file error, an answer that does not continue the bytes
+        /// kept (which then holds nothing), or a body longer than announced (which holds what the file held before
+        /// it). `keeping` is what the ending keeps for a resume: `nil` where resuming cannot mend the failure.
+        case failed(KeptBytes, Error, keeping: KeptBytes?)
         /// The transfer is over: the file holds `kept`; what becomes of it was decided by the ending.
         case ended(KeptBytes)
     }
@@ -87,7 +89,7 @@ struct DownloadState {
     /// The bytes the partial file holds now.
     var kept: KeptBytes {
         switch phase {
-        case .awaitingResponse(let kept), .writing(let kept, _), .closed(let kept, _), .failed(let kept, _),
+        case .awaitingResponse(let kept), .writing(let kept, _, _), .closed(let kept, _), .failed(let kept, _, _),
             .ended(let kept):
             kept
         }
@@ -95,7 +97,7 @@ struct DownloadState {
 
     /// How far the body has got, counted in bytes of the whole file; `nil` unless the body is being written.
     var progress: TransferProgress? {
-        guard case .writing(let kept, let position) = phase else { return nil }
+        guard case .writing(let kept, let position, _) = phase else { return nil }
         return TransferProgress(bytesTransferred: position, totalBytesExpected: kept.totalBytes)
     }
 
@@ -149,7 +151,7 @@ struct DownloadState {
             validator: validator ?? http.strongValidator,
             totalBytes: range.total ?? kept.totalBytes
         )
-        phase = .writing(continued, position: start)
+        phase = .writing(continued, position: start, before: kept)
         return .write(truncating: false)
     }
 
@@ -183,48 +185,70 @@ struct DownloadState {
                 validator: validator,
                 totalBytes: whole.totalBytes ?? kept.totalBytes
             )
-            phase = .writing(same, position: 0)
+            phase = .writing(same, position: 0, before: kept)
             return .write(truncating: false)
         }
         return restart(from: kept, with: whole)
     }
 
     private mutating func restart(from kept: KeptBytes, with whole: KeptBytes) -> BodyAction {
-        phase = .writing(whole, position: 0)
+        phase = .writing(whole, position: 0, before: .nothing)
         return .write(truncating: kept.count > 0)
     }
 
     /// The answer cannot continue the bytes kept: they are not trusted any more.
     private mutating func fail(_ error: Error) -> BodyAction {
-        phase = .failed(.nothing, error)
+        phase = .failed(.nothing, error, keeping: nil)
         return .cancel
+    }
+
+    /// The body runs past the file's announced length `total`: this answer is not trusted, the bytes the file held
+    /// before it are.
+    private mutating func failLongerThan(_ total: Int64, keeping before: KeptBytes) {
+        phase = .failed(before, DownloadResumeError.bodyLongerThanAnnounced(totalBytes: total), keeping: before)
     }
 
     // MARK: The body
 
-    /// How many of the next `count` bytes of the body the file already holds: they are not written again.
-    func bytesAlreadyKept(ofNext count: Int64) -> Int64 {
-        guard case .writing(let kept, let position) = phase else { return count }
+    /// Takes the next `count` bytes of the body.
+    ///
+    /// - Returns: how many of them the file already holds (they are not written again); `nil` if they run past the
+    ///   file's announced length: the download then fails with ``DownloadResumeError/bodyLongerThanAnnounced(totalBytes:)``,
+    ///   keeping the bytes the file held before this response. Stop the transfer.
+    mutating func admit(_ count: Int64) -> Int64? {
+        guard case .writing(let kept, let position, let before) = phase else { return count }
+        if let total = kept.totalBytes, count > total - position {
+            failLongerThan(total, keeping: before)
+            return nil
+        }
         return min(count, max(0, kept.count - position))
     }
 
     /// The next `count` bytes of the body are in the file (written now, or held already).
     mutating func advance(by count: Int64) {
-        guard case .writing(var kept, let position) = phase else { return }
+        guard case .writing(var kept, let position, let before) = phase else { return }
         kept.count = max(kept.count, position + count)
-        phase = .writing(kept, position: position + count)
+        phase = .writing(kept, position: position + count, before: before)
     }
 
     /// The partial file is the whole body, `size` bytes, moved in at once (a session without live delivery).
-    mutating func filled(size: Int64) {
-        guard case .writing(var kept, _) = phase else { return }
+    ///
+    /// - Returns: `false` if that is more than the file's announced length: the download failed as in
+    ///   ``admit(_:)``, keeping nothing.
+    mutating func filled(size: Int64) -> Bool {
+        guard case .writing(var kept, _, let before) = phase else { return true }
+        if let total = kept.totalBytes, size > total {
+            failLongerThan(total, keeping: .nothing)  // the body replaced the file: nothing earlier is in it
+            return false
+        }
         kept.count = size
-        phase = .writing(kept, position: size)
+        phase = .writing(kept, position: size, before: before)
+        return true
     }
 
     /// A file error: the download cannot succeed. The bytes written so far are still the file's.
     mutating func failWriting(_ error: Error) {
-        phase = .failed(kept, error)
+        phase = .failed(kept, error, keeping: nil)
     }
 
     // MARK: Endings
@@ -240,22 +264,31 @@ struct DownloadState {
         switch phase {
         case .awaitingResponse:
             return .fail(taskError ?? URLError(.badServerResponse), keeping: keeping)
-        case .writing(_, let position):
-            if let taskError { return .fail(taskError, keeping: keeping) }
-            if position < kept.count || kept.totalBytes.map({ kept.count > $0 }) == true {
+        case .writing(_, let position, let before):
+            if position < kept.count {
+                if let taskError { return .fail(taskError, keeping: keeping) }
                 // The body ended before the bytes the file already holds: the server's file is shorter than them.
                 return .fail(DownloadResumeError.rangeNotSatisfiable(serverLength: position), keeping: nil)
             }
             if let total = kept.totalBytes, kept.count < total {
-                // The transfer ended before every byte the server announced: what arrived is still the file's start.
-                return .fail(URLError(.networkConnectionLost), keeping: keeping)
+                // The body ended before every byte the server announced: what arrived is still the file's start, but
+                // the announced length is a claim the server did not keep. It stays only if an earlier answer had
+                // already named it; otherwise it is not recorded, so that a claim (10^15 bytes, say) cannot make the
+                // next, honest answer look like another file.
+                let proven = KeptBytes(
+                    count: kept.count,
+                    validator: kept.validator,
+                    totalBytes: before.totalBytes == total ? total : nil
+                )
+                return .fail(taskError ?? URLError(.networkConnectionLost), keeping: proven)
             }
+            if let taskError { return .fail(taskError, keeping: keeping) }
             return .commit
         case .closed(_, let complete):
             if complete && taskError == nil { return .commit }
             return .fail(statusError ?? taskError ?? URLError(.badServerResponse), keeping: keeping)
-        case .failed(_, let error):
-            return .fail(error, keeping: nil)
+        case .failed(_, let error, let keeping):
+            return .fail(error, keeping: keeping.flatMap { $0.count > 0 ? $0 : nil })
         case .ended:
             return .fail(URLError(.unknown), keeping: nil)  // an ending is carried out once; never reached
         }

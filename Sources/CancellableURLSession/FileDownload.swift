@@ -184,10 +184,11 @@ final class FileDownload: @unchecked Sendable {
 
     /// Appends the bytes of `data` that the file does not hold yet.
     ///
-    /// - Returns: `false` if the write failed: cancel the task; the ending reports the error.
+    /// - Returns: `false` if the write failed, or the body runs past the file's announced length: cancel the task;
+    ///   the ending reports the error.
     func write(_ data: Data) -> Bool {
         guard let handle else { return true }
-        let held = Int(state.bytesAlreadyKept(ofNext: Int64(data.count)))
+        guard let held = state.admit(Int64(data.count)).map(Int.init) else { return false }
         do {
             if held < data.count {
                 try handle.writeAll(data.dropFirst(held))
@@ -206,7 +207,7 @@ final class FileDownload: @unchecked Sendable {
     /// Moves the file a session without live delivery downloaded in one piece (`location`, possibly on another
     /// volume) into the partial file.
     ///
-    /// - Returns: its size, or `nil` if it could not be moved (the ending reports the error).
+    /// - Returns: its size, or `nil` if it could not be moved or is longer than announced (the ending reports why).
     func fill(from location: URL?) -> Int64? {
         try? handle?.close()
         handle = nil
@@ -214,8 +215,7 @@ final class FileDownload: @unchecked Sendable {
             guard let location else { throw URLError(.cannotOpenFile) }
             try partial.fill(from: location)
             let size = try PartialFile.size(of: partial.url)
-            state.filled(size: size)
-            return size
+            return state.filled(size: size) ? size : nil
         } catch {
             state.failWriting(error)
             return nil

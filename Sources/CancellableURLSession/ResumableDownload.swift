@@ -324,6 +324,10 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
     /// ``DownloadResumeData/init(url:destination:partialFile:bytesKept:validator:totalBytes:integrity:)`` was given a
     /// value no download could have produced: `field` names it, `reason` says why.
     case invalidResumeData(field: String, reason: String)
+    /// The server sent more of the body than the file's length it announced (`totalBytes`), for instance a `206`
+    /// whose body runs past its `Content-Range`. The transfer was stopped there; the bytes kept before this answer
+    /// stay for a resume.
+    case bodyLongerThanAnnounced(totalBytes: Int64)
 
     /// A sentence saying what the server answered.
     public var description: String {
@@ -347,6 +351,8 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
                 + "nothing was touched."
         case .invalidResumeData(let field, let reason):
             "The resume data's \(field) is invalid: \(reason)."
+        case .bodyLongerThanAnnounced(let total):
+            "The server sent more than the \(total) bytes it announced as the file's length."
         }
     }
 }

@@ -164,7 +164,10 @@ import FoundationNetworking
                 } else {
                     #expect(saved.bytesKept >= kept && saved.bytesKept <= upTo, "\(saved.bytesKept) of \(kept)…\(upTo)")
                 }
-                #expect(saved.validator == .entityTag("\"v1\"") && saved.totalBytes == Int64(Self.size))
+                // A body that ended before its announced length leaves that length a claim: it stays only where an
+                // earlier answer (the paused download's) had named it too. A pause ends nothing early.
+                let total = history == .fresh && fault != .pausedMidBody ? nil : Int64(Self.size)
+                #expect(saved.validator == .entityTag("\"v1\"") && saved.totalBytes == total)
                 try scene.expectOnDisk(saved)
                 try await scene.expectResumable(saved)
             }

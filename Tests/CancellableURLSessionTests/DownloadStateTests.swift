@@ -70,7 +70,8 @@ import FoundationNetworking
         let action = state.receive(Self.response(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\""]))
         #expect(action == .write(truncating: false))
         #expect(state.progress == TransferProgress(bytesTransferred: 400, totalBytesExpected: 1_000))
-        #expect(state.bytesAlreadyKept(ofNext: 300) == 0)
+        let held = state.admit(300)
+        #expect(held == 0)
         state.advance(by: 300)
         #expect(state.kept.count == 700)
         #expect(state.cancel(.paused).kept == KeptBytes(count: 700, validator: Self.tag, totalBytes: 1_000))
@@ -152,7 +153,8 @@ import FoundationNetworking
         var state = Self.resumed()
         let action = state.receive(Self.response(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
         #expect(action == .write(truncating: false))
-        #expect(state.bytesAlreadyKept(ofNext: 300) == 300)
+        let held = state.admit(300)
+        #expect(held == 300)
         state.advance(by: 300)
         #expect(state.kept == Self.kept, "still re-sending bytes the file holds")
         #expect(state.progress?.bytesTransferred == 300, "progress counts the whole file from 0")
@@ -160,7 +162,8 @@ import FoundationNetworking
         var crossing = Self.resumed()
         _ = crossing.receive(Self.response(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
         crossing.advance(by: 300)
-        #expect(crossing.bytesAlreadyKept(ofNext: 300) == 100, "the first 100 are held, the other 200 are new")
+        let crossingHeld = crossing.admit(300)
+        #expect(crossingHeld == 100, "the first 100 are held, the other 200 are new")
         crossing.advance(by: 300)
         #expect(crossing.kept.count == 600)
         crossing.advance(by: 400)
@@ -201,13 +204,68 @@ import FoundationNetworking
         #expect(state.end(taskError: nil, statusError: nil).error is DownloadResumeError)
     }
 
-    @Test func aBodyThatEndsBeforeItsAnnouncedLengthKeepsWhatArrivedAndDoesNotCommit() {
+    @Test func aBodyThatEndsBeforeItsAnnouncedLengthKeepsWhatArrivedButNotTheClaim() {
         var state = DownloadState(kept: .nothing, requested: .whole)
         _ = state.receive(Self.response(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
         state.advance(by: 600)
         let ending = state.end(taskError: nil, statusError: nil)
         #expect((ending.error as? URLError)?.code == .networkConnectionLost)
+        #expect(
+            ending.kept == KeptBytes(count: 600, validator: Self.tag, totalBytes: nil),
+            "1,000 was only claimed: the body ended before it"
+        )
+    }
+
+    @Test func aLengthClaimedAndNotKeptCannotMakeTheNextHonestAnswerLookLikeAnotherFile() throws {
+        // A server claims 10^15 bytes, sends 64 KiB and drops the connection.
+        var lying = DownloadState(kept: .nothing, requested: .whole)
+        _ = lying.receive(Self.response(200, ["Content-Length": "1000000000000000", "ETag": "\"v1\""]))
+        let held = lying.admit(65_536)
+        #expect(held == 0)
+        lying.advance(by: 65_536)
+        let kept = try #require(lying.end(taskError: URLError(.networkConnectionLost), statusError: nil).kept)
+        #expect(kept == KeptBytes(count: 65_536, validator: Self.tag, totalBytes: nil))
+        // The same server, honest now: its 206 names the real length, and the bytes kept continue.
+        var honest = Self.resumed(kept)
+        #expect(
+            honest.receive(Self.response(206, ["Content-Range": "bytes 65536-99999/100000", "ETag": "\"v1\""]))
+                == .write(truncating: false)
+        )
+        honest.advance(by: 100_000 - 65_536)
+        #expect(honest.end(taskError: nil, statusError: nil).isCommit)
+    }
+
+    @Test func aLengthTwoAnswersAgreeOnStaysWhenTheBodyEndsEarly() {
+        var state = Self.resumed()
+        _ = state.receive(Self.response(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\""]))
+        state.advance(by: 200)
+        let ending = state.end(taskError: URLError(.networkConnectionLost), statusError: nil)
         #expect(ending.kept == KeptBytes(count: 600, validator: Self.tag, totalBytes: 1_000))
+    }
+
+    @Test func aBodyLongerThanItsRangeStopsThereAndKeepsTheBytesFromBeforeIt() {
+        var state = Self.resumed()
+        _ = state.receive(
+            Self.response(206, ["Content-Range": "bytes 400-999/1000", "Content-Length": "900", "ETag": "\"v1\""])
+        )
+        let held = state.admit(500)
+        #expect(held == 0)
+        state.advance(by: 500)
+        let pastTheEnd = state.admit(200)
+        #expect(pastTheEnd == nil, "100 bytes past the file's 1,000: the transfer stops")
+        let ending = state.end(taskError: URLError(.cancelled), statusError: nil)
+        #expect(ending.error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 1_000))
+        #expect(ending.kept == Self.kept, "the 400 bytes from before this answer stay; its own do not")
+    }
+
+    @Test func aWholeBodyLongerThanAnnouncedOnASessionWithoutLiveDeliveryKeepsNothing() {
+        var state = Self.resumed()
+        _ = state.receive(Self.response(200, ["Content-Length": "1000", "ETag": "\"v2\""]))
+        let filled = state.filled(size: 1_200)
+        #expect(!filled)
+        let ending = state.end(taskError: nil, statusError: nil)
+        #expect(ending.error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 1_000))
+        #expect(ending.isRemoved)
     }
 
     @Test func aPartNobodyAskedForIsNotTheFile() {

@@ -365,4 +365,67 @@ import FoundationNetworking
         )!
         #expect(response.strongValidator == validator, "\(tag.debugDescription)")
     }
+
+    // MARK: Lying servers
+
+    @Test(timeLimit(minutes: 1))
+    func aLengthClaimedAndNotKeptDoesNotStopTheNextHonestResume() async throws {
+        defer { cleanUp() }
+        let body = DownloadIntegrationTests.payload(300_000)
+        let lying = Shared(true)
+        let server = try LoopbackHTTPServer { _ in
+            var resource = LoopbackHTTPServer.Resource(body: body, entityTag: "\"v1\"")
+            if lying.current {
+                resource.claimedLength = 1_000_000_000_000_000  // 10^15 bytes
+                resource.interruption = .close(after: 65_536)
+            }
+            return .resource(resource)
+        }
+        defer { server.stop() }
+        let first = session.resumableDownload(from: server.url("/file"), to: sandbox.destination)
+        #expect(await failure(of: first.promise) is URLError)
+        let saved = try #require(await first.resumeData.async())
+        #expect(saved.bytesKept == 65_536)
+        #expect(saved.totalBytes == nil, "the claim the body did not keep is not recorded")
+
+        lying.withLock { $0 = false }
+        let (url, _) = try await session.resumeDownload(saved).promise.async()
+        #expect(try fileContents(url) == body)
+        #expect(server.connections.last?.range == "bytes=65536-", "the bytes kept were continued")
+    }
+
+    @Test(timeLimit(minutes: 1))
+    func aRangeWhoseBodyRunsPastItStopsThereKeepingTheBytesFromBefore() async throws {
+        defer { cleanUp() }
+        let body = DownloadIntegrationTests.payload(300_000)
+        let overrunning = Shared(true)
+        let server = try LoopbackHTTPServer { _ in
+            var resource = LoopbackHTTPServer.Resource(body: body, entityTag: "\"v1\"")
+            resource.overrun = overrunning.current ? 200_000 : 0
+            return .resource(resource)
+        }
+        defer { server.stop() }
+        let partial = PartialFile.newURL(for: sandbox.destination)
+        try body.prefix(100_000).write(to: partial)
+        let saved = try DownloadResumeData(
+            url: server.url("/file"),
+            destination: sandbox.destination,
+            partialFile: partial,
+            bytesKept: 100_000,
+            validator: .entityTag("\"v1\""),
+            totalBytes: 300_000
+        )
+
+        let broken = session.resumeDownload(saved)
+        let error = await failure(of: broken.promise)
+        #expect(error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 300_000), "\(error as Any)")
+        let kept = try #require(await broken.resumeData.async(), "the bytes from before the answer are kept")
+        #expect(kept.bytesKept == 100_000)
+        #expect(try PartialFile.size(of: partial) <= 300_000, "nothing was written past the file's length")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.destination.path))
+
+        overrunning.withLock { $0 = false }
+        let (url, _) = try await session.resumeDownload(kept).promise.async()
+        #expect(try fileContents(url) == body)
+    }
 }

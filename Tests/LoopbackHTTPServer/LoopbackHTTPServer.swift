@@ -65,6 +65,11 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         package var bytesPerSecond: Int?
         /// What goes wrong part-way through the response's body, if anything.
         package var interruption: Interruption?
+        /// A lying server: the `Content-Length` a `200` announces instead of the body's length.
+        package var claimedLength: Int?
+        /// A broken server: how many bytes a `206` sends past the end of its `Content-Range` (counted in its
+        /// `Content-Length`).
+        package var overrun = 0
 
         package init(
             body: Data,
@@ -331,10 +336,13 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 }
             }
         }
-        guard sendHead(client, status, length: range.count, fields: fields, record: index) else { return }
-        let interruption = resource.interruption.flatMap { $0.after < range.count ? $0 : nil }
+        var body = Data(resource.body[range])
+        if status == 206 { body += Data(repeating: 0xEE, count: resource.overrun) }
+        let announced = status == 200 ? resource.claimedLength ?? body.count : body.count
+        guard sendHead(client, status, length: announced, fields: fields, record: index) else { return }
+        let interruption = resource.interruption.flatMap { $0.after < body.count ? $0 : nil }
         stream(
-            Data(resource.body[range].prefix(interruption?.after ?? range.count)),
+            body.prefix(interruption?.after ?? body.count),
             to: client,
             chunkSize: max(1, resource.chunkSize),
             bytesPerSecond: resource.bytesPerSecond,
