@@ -71,28 +71,3 @@ extension FileHandle {
         }
     }
 }
-
-// The C calls, by their module names: inside `FileHandle`, `read` and `write` name its own methods.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    #if canImport(Darwin)
-    Darwin.read(descriptor, buffer, count)
-    #elseif canImport(Glibc)
-    Glibc.read(descriptor, buffer, count)
-    #elseif canImport(Musl)
-    Musl.read(descriptor, buffer, count)
-    #elseif canImport(Android)
-    Android.read(descriptor, buffer, count)
-    #endif
-}
-
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Darwin)
-    Darwin.write(descriptor, buffer, count)
-    #elseif canImport(Glibc)
-    Glibc.write(descriptor, buffer, count)
-    #elseif canImport(Musl)
-    Musl.write(descriptor, buffer, count)
-    #elseif canImport(Android)
-    Android.write(descriptor, buffer, count)
-    #endif
-}

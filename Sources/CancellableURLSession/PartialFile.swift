@@ -184,14 +184,3 @@ struct PartialFile: Sendable {
         _ = unlink(url.path)
     }
 }
-
-/// `open(2)`, by its module's name: the variadic C function is not imported, this wrapper is.
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    #if canImport(Darwin)
-    Darwin.open(path, flags, mode)
-    #elseif canImport(Glibc)
-    Glibc.open(path, flags, mode)
-    #elseif canImport(Musl)
-    Musl.open(path, flags, mode)
-    #endif
-}
