@@ -205,7 +205,8 @@ struct DownloadState {
     /// The body runs past the file's announced length `total`: this answer is not trusted, the bytes the file held
     /// before it are.
     private mutating func failLongerThan(_ total: Int64, keeping before: KeptBytes) {
-        phase = .failed(before, DownloadResumeError.bodyLongerThanAnnounced(totalBytes: total), keeping: before)
+        let error = DownloadResumeError.bodyLongerThanAnnounced(totalBytes: total)
+        phase = .failed(before, error, keeping: before.count > 0 ? before : nil)
     }
 
     // MARK: The body
@@ -288,7 +289,7 @@ struct DownloadState {
             if complete && taskError == nil { return .commit }
             return .fail(statusError ?? taskError ?? URLError(.badServerResponse), keeping: keeping)
         case .failed(_, let error, let keeping):
-            return .fail(error, keeping: keeping.flatMap { $0.count > 0 ? $0 : nil })
+            return .fail(error, keeping: keeping)
         case .ended:
             return .fail(URLError(.unknown), keeping: nil)  // an ending is carried out once; never reached
         }

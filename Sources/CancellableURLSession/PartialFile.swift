@@ -18,7 +18,9 @@ import Musl
 /// used only if it is a regular file with no other link to it; it is removed with `unlink(2)`, which never removes a
 /// directory.
 struct PartialFile: Sendable {
-    /// The hidden file: `.<name>.<UUID>.partial`, in the destination's directory.
+    /// The hidden file: `.<name>.<UUID>.partial`, in the destination's directory; always a plain file path
+    /// (``isPlainFilePath(_:)``): ``create(for:)`` derives it from a plain destination, and every other way in checks
+    /// ``isOwned(_:by:)`` first.
     let url: URL
     /// Where the download goes once it succeeds.
     let destination: URL
@@ -114,7 +116,6 @@ struct PartialFile: Sendable {
     ///   (a directory, a symbolic link, a device, a hard link to another file), or the folder's error as a
     ///   `CocoaError` (missing, not writable, read-only, full).
     private func open(creating: Bool) throws -> (FileHandle, Int64) {
-        guard Self.isPlainFilePath(url) else { throw DownloadResumeError.partialFileNotOwned(url) }
         // O_NONBLOCK: a FIFO at the path would otherwise block the open until a reader comes.
         let flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (creating ? O_EXCL : 0)
         let descriptor = systemOpen(url.path, flags, 0o644)
@@ -180,7 +181,6 @@ struct PartialFile: Sendable {
     /// Removes the partial file, if it is there: `unlink(2)`, which removes a file or a symbolic link (not what it
     /// points to), never a directory.
     func remove() {
-        guard Self.isPlainFilePath(url) else { return }
         _ = unlink(url.path)
     }
 }

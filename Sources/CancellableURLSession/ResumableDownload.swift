@@ -147,8 +147,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
                         $0.value == 0x21 || (0x23...0x7E).contains($0.value) || (0x80...0xFF).contains($0.value)
                     }
             case .lastModified(let date):
-                return date.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) }
-                    && HTTPDate.parse(date) != nil
+                return HTTPDate.parse(date) != nil
             }
         }
     }
