@@ -107,7 +107,8 @@ import FoundationNetworking
         print(
             "[\(mode)] cancel → server saw the connection close after \(Int(latency * 1_000)) ms; \(connection.bytesSent) bytes sent"
         )
-        #expect(latency < 0.25)
+        // 250 ms is the bound; under ThreadSanitizer the run checks for races, and its 5-15x slowdown is allowed for.
+        #expect(latency < (underThreadSanitizer ? 1 : 0.25))
         #expect(!connection.completed)
         #expect(connection.bytesSent < 20 * Self.megabyte / 2, "the server stopped sending")
         // The client's count stops too: whatever it reports, it never exceeds what the server sent.
@@ -161,8 +162,10 @@ import FoundationNetworking
                     + "winner finished (\(Int(sinceDecision * 1_000)) ms after the race was decided)"
             )
             // What the library controls: from the decision to the closed connection. (From the winner's last
-            // byte, URLSession's own delivery of the completion adds to it, more so on a loaded machine.)
-            #expect(sinceDecision < 0.25)
+            // byte, URLSession's own delivery of the completion adds to it, more so on a loaded machine.) Under
+            // ThreadSanitizer the run checks for races; its 5-15x slowdown is allowed for (292 ms was seen there once,
+            // for a loser the server had not started sending to).
+            #expect(sinceDecision < (underThreadSanitizer ? 1 : 0.25))
             #expect(!loser.completed)
             loserBytes += loser.bytesSent
         }
