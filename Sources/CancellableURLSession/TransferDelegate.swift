@@ -92,7 +92,10 @@ final class TransferDelegate: @unchecked Sendable {
         case .ignore:
             disposition = .ignore
         case .cancel:
-            return answer { completionHandler(.cancel) }
+            answer { completionHandler(.cancel) }
+            // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
+            // so that no more than what is already buffered crosses the network.
+            return cancel(dataTask)
         }
         answer { completionHandler(.allow) }
     }

@@ -293,6 +293,28 @@ import FoundationNetworking
     }
 
     @Test(timeLimit(minutes: 1))
+    func aRefused206IsNotReadAnyFurther() async throws {
+        defer { cleanUp() }
+        let file = ServedFile(Self.resource())
+        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
+        defer { server.stop() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let saved = try await pausedDownload(on: server, session: session)
+        // The same ETag for another, far longer file: its 206 names another total, and is refused. Unstopped, the
+        // rest of it (about 14 MiB at 4 MiB/s) would take 3.5 s to cross.
+        file.change { $0.body = Self.body + Data(count: 14 * 1_048_576) }
+        let failure = await failure(of: session.resumeDownload(saved).promise)
+        #expect(failure is DownloadResumeError, "\(failure as Any)")
+        #expect(server.waitUntil(timeout: 5) { $0.count == 2 && $0[1].finishedAt != nil })
+        let refused = server.connections[1]
+        #expect(refused.status == 206)
+        #expect(!refused.completed)
+        print("a refused 206: the server sent \(refused.bytesSent) bytes of its body before the connection closed")
+        #expect(refused.bytesSent <= Self.overhead, "at most what socket buffers hold, not the body")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(timeLimit(minutes: 1))
     func aPartialFileThatAlreadyHoldsEveryByteFinishesOnThe416() async throws {
         defer { cleanUp() }
         let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
