@@ -27,6 +27,8 @@ enum RequestedBytes: Equatable, Sendable {
     /// The rest of the file, from byte `start`: `Range: bytes=<start>-`, with `If-Range: <validator>`; without a
     /// validator only when the caller opted in, and then the total length must match.
     case rest(from: Int64, ifRange: DownloadResumeData.Validator?)
+    /// The part the caller's own `Range` header asks for, in a download that cannot pause: a `206` is the body.
+    case callersRange
 }
 
 /// Where one download stands: a pure state machine. ``FileDownload`` hands it the response, the body and the ending,
@@ -116,6 +118,9 @@ struct DownloadState {
             return continueAt(start, under: validator, kept: kept, http)
         case (.rest(let start, let validator), 416):
             return finishAt(start, under: validator, kept: kept, http)
+        case (.callersRange, 206):
+            // What the caller asked for: the part is the file this download writes.
+            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: http.announcedLength))
         case (.whole, 206):
             // A part nobody asked for is not the file.
             return fail(DownloadResumeError.unexpectedContentRange(http.value(forHTTPHeaderField: "Content-Range")))

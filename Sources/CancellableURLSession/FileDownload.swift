@@ -43,18 +43,25 @@ final class FileDownload: @unchecked Sendable {
     /// data would write one file at once.
     private static let partialFilesInUse = Locked<Set<String>>([])
 
-    /// A download from the start into a new partial file next to `destination`.
+    /// A download of `request` from the start into a new partial file next to `destination`.
     ///
-    /// - Throws: the file system's error, or ``DownloadIntegrityError/invalidExpectation(_:)``.
+    /// A request with its own `Range` header asks for a part: a download that cannot pause writes the part the
+    /// `206` carries; a resumable one, whose resume could not continue a part, is refused.
+    ///
+    /// - Throws: the file system's error, ``DownloadIntegrityError/invalidExpectation(_:)``, or, for a resumable
+    ///   download, ``DownloadResumeError/rangeRequested(_:)``.
     convenience init(
-        url: URL,
+        _ request: URLRequest,
         to destination: URL,
         verifying integrity: DownloadIntegrity?,
         resumeData: ResumeDataSink?
     ) throws {
         try integrity?.validate()
+        let range = request.value(forHTTPHeaderField: "Range")
+        if let range, resumeData != nil { throw DownloadResumeError.rangeRequested(range) }
+        let url = request.url ?? destination
         let (partial, handle) = try PartialFile.create(for: destination)
-        let state = DownloadState(kept: .nothing, requested: .whole)
+        let state = DownloadState(kept: .nothing, requested: range == nil ? .whole : .callersRange)
         self.init(
             source: url,
             requestURL: url,
@@ -153,6 +160,8 @@ final class FileDownload: @unchecked Sendable {
         case .rest(let start, let validator):
             request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
             request.setValue(validator?.headerValue, forHTTPHeaderField: "If-Range")
+        case .callersRange:
+            preconditionFailure("a resumed download asks for the rest of its file or the whole of it, never a part")
         }
         return request
     }

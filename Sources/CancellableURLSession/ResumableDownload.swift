@@ -288,8 +288,8 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
 }
 
 /// Why a resumed download could not continue the bytes it had. The partial file was removed (except for
-/// ``partialFileInUse(_:)``, ``partialFileNotOwned(_:)`` and ``invalidResumeData(field:reason:)``, which touch no
-/// file); start the download again.
+/// ``partialFileInUse(_:)``, ``partialFileNotOwned(_:)``, ``invalidResumeData(field:reason:)`` and
+/// ``rangeRequested(_:)``, which touch no file); start the download again.
 ///
 /// ```swift
 /// session.resumeDownload(saved).promise.catch { error in
@@ -327,6 +327,11 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
     /// whose body runs past its `Content-Range`. The transfer was stopped there; the bytes kept before this answer
     /// stay for a resume.
     case bodyLongerThanAnnounced(totalBytes: Int64)
+    /// A resumable download's request carries its own `Range` header (given here). A resumable download is of the
+    /// whole file — a resume asks for the rest of it — so it was refused before any request, and no file was made.
+    /// ``Foundation/URLSession/cancellableDownload(for:to:verifying:progress:)`` downloads the part a `Range` asks
+    /// for.
+    case rangeRequested(String)
 
     /// A sentence saying what the server answered.
     public var description: String {
@@ -352,6 +357,9 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
             "The resume data's \(field) is invalid: \(reason)."
         case .bodyLongerThanAnnounced(let total):
             "The server sent more than the \(total) bytes it announced as the file's length."
+        case .rangeRequested(let range):
+            "A resumable download is of the whole file, but its request asks for Range \(range): download a part "
+                + "with cancellableDownload(for:to:)."
         }
     }
 }

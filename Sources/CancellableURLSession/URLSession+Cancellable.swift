@@ -115,6 +115,10 @@ extension URLSession {
     /// (`.fileWriteInvalidFileName`) rejects at once, and nothing is sent. To pause and continue later, use
     /// ``resumableDownload(for:to:verifying:progress:)``.
     ///
+    /// A request with its own `Range` header downloads that part: the `206` answering it is the file (a server
+    /// that ignores ranges answers `200` with the whole file, which is written instead). Without one, a `206` is not
+    /// the file and rejects with ``DownloadResumeError/unexpectedContentRange(_:)``.
+    ///
     /// - Parameters:
     ///   - integrity: the length and/or SHA-256 the file must have; a mismatch rejects with
     ///     ``DownloadIntegrityError`` and leaves the destination as it was.
@@ -126,16 +130,28 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
         do {
-            let file = try FileDownload(
-                url: request.url ?? destination,
-                to: destination,
-                verifying: integrity,
-                resumeData: nil
-            )
+            let file = try FileDownload(request, to: destination, verifying: integrity, resumeData: nil)
             return download(request, into: file, router: transferRouter, progress: progress)
         } catch {
             return CancellablePromise(error: error)
         }
+    }
+
+    /// Downloads `url` to the file at `destination`; `cancel()` cancels the transfer.
+    ///
+    /// ```swift
+    /// let download = URLSession.shared.cancellableDownload(from: url, to: file) { print($0.fractionCompleted ?? 0) }
+    /// stopButton.onTap { download.cancel() }
+    /// ```
+    ///
+    /// Behaves as ``cancellableDownload(for:to:verifying:progress:)``.
+    public func cancellableDownload(
+        from url: URL,
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) -> CancellablePromise<(url: URL, response: URLResponse)> {
+        cancellableDownload(for: URLRequest(url: url), to: destination, verifying: integrity, progress: progress)
     }
 
     /// Downloads `request` to the file at `destination`, in a way that can pause and continue later from the byte
@@ -147,7 +163,8 @@ extension URLSession {
     /// ```
     ///
     /// Behaves as ``cancellableDownload(for:to:verifying:progress:)``, except when it stops early: see
-    /// ``ResumableDownload``.
+    /// ``ResumableDownload``. It downloads the whole file, which a resume continues: a request with its own `Range`
+    /// header rejects at once with ``DownloadResumeError/rangeRequested(_:)``, and nothing is sent.
     public func resumableDownload(
         for request: URLRequest,
         to destination: URL,
@@ -155,12 +172,7 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         resumable(request, progress: progress) { _, deliver in
-            try FileDownload(
-                url: request.url ?? destination,
-                to: destination,
-                verifying: integrity,
-                resumeData: deliver
-            )
+            try FileDownload(request, to: destination, verifying: integrity, resumeData: deliver)
         }
     }
 

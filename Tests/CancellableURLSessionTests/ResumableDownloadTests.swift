@@ -314,6 +314,46 @@ import FoundationNetworking
         session.finishTasksAndInvalidate()
     }
 
+    // MARK: A caller's own Range
+
+    @Test(timeLimit(minutes: 1))
+    func aDownloadWithTheCallersRangeWritesThatPart() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
+        defer { server.stop() }
+        var request = URLRequest(url: server.url("/file"))
+        request.setValue("bytes=1000-1999", forHTTPHeaderField: "Range")
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let (url, response) = try await session.cancellableDownload(for: request, to: destination).async()
+        #expect((response as? HTTPURLResponse)?.statusCode == 206)
+        #expect(try fileContents(url) == Self.body[1_000..<2_000], "the part asked for, and nothing else")
+        #expect(try contents() == ["file.bin"])
+        #expect(server.connections.first?.range == "bytes=1000-1999")
+
+        // Without a Range of the caller's, a 206 is not the file.
+        let unasked = try LoopbackHTTPServer { _ in .status(206, body: Data(count: 10)) }
+        defer { unasked.stop() }
+        let failure = await failure(of: session.cancellableDownload(from: unasked.url("/part"), to: destination))
+        #expect(failure is DownloadResumeError, "\(failure as Any)")
+        #expect(try fileContents(destination) == Self.body[1_000..<2_000], "the earlier file stays")
+        session.finishTasksAndInvalidate()
+    }
+
+    @Test(timeLimit(minutes: 1))
+    func aResumableDownloadWithTheCallersRangeIsRefusedBeforeAnyRequest() async throws {
+        defer { cleanUp() }
+        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
+        defer { server.stop() }
+        var request = URLRequest(url: server.url("/file"))
+        request.setValue("bytes=0-99", forHTTPHeaderField: "Range")
+        let download = URLSession.withProgressReporting(configuration: .ephemeral)
+            .resumableDownload(for: request, to: destination)
+        #expect(await failure(of: download.promise) as? DownloadResumeError == .rangeRequested("bytes=0-99"))
+        #expect(await download.resumeData.async() == nil)
+        #expect(try contents().isEmpty, "no partial file was made")
+        #expect(server.connections.isEmpty, "nothing was sent")
+    }
+
     @Test(timeLimit(minutes: 1))
     func aPartialFileThatAlreadyHoldsEveryByteFinishesOnThe416() async throws {
         defer { cleanUp() }

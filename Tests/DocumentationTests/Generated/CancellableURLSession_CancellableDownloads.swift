@@ -20,7 +20,7 @@ func snippet_CancellableDownloads_2() async throws {
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 3
 func snippet_CancellableDownloads_3() async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("ubuntu.iso")
-    let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
+    let download = URLSession.shared.cancellableDownload(from: isoURL, to: file)
     download.done { url, _ in install(from: url) }.catch { show($0) }
 }
 
