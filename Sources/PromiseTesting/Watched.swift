@@ -2,11 +2,25 @@ import PromiseCore
 
 /// A value behind a lock that callers can wait on without polling: every `update` resumes the waiters whose
 /// condition now holds. `StubServer`'s transfers and `TestClock`'s timers are kept in one.
+///
+/// Conditions are the test's own code, so they never run under the lock: one may read the very object it waits on
+/// (`server.transfers` inside `server.waitUntil { … }`), which would deadlock on Linux and trap on Darwin. A
+/// condition is checked against a copy of the value, and a waiter whose condition does not hold goes back on the
+/// list only if no update came in the meantime; otherwise it is checked again, against the newer value. So each
+/// update is seen by every waiter, and each waiter is checked by one thread at a time.
 final class Watched<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` and `waiters` are only touched under `state`'s lock; waiters resume outside it.
+    // @unchecked Sendable: `value`, `version` and `waiters` are only touched under `state`'s lock; conditions are
+    // checked, and waiters resumed, outside it.
     private struct State {
         var value: Value
-        var waiters: [(isReady: (Value) -> Bool, resume: () -> Void)] = []
+        /// Counts the updates: a waiter checked against an older version is checked again before it waits.
+        var version = 0
+        var waiters: [Waiter] = []
+    }
+
+    private struct Waiter {
+        let isReady: (Value) -> Bool
+        let resume: () -> Void
     }
 
     private let state: Locked<State>
@@ -15,27 +29,23 @@ final class Watched<Value>: @unchecked Sendable {
         state = Locked(State(value: value))
     }
 
-    /// Reads the value under the lock.
+    /// Reads the value under the lock (`body` is the library's, never a test's).
     func read<R>(_ body: (Value) -> R) -> R {
         state.withLock { body($0.value) }
     }
 
-    /// Changes the value under the lock, then resumes the waiters whose condition now holds.
+    /// Changes the value under the lock (`body` is the library's), then checks every waiter against the new value,
+    /// outside it.
     @discardableResult
     func update<R>(_ body: (inout Value) -> R) -> R {
-        let (result, ready) = state.withLock { state -> (R, [() -> Void]) in
+        let (result, value, version, waiters) = state.withLock { state in
             let result = body(&state.value)
-            guard !state.waiters.isEmpty else { return (result, []) }
-            var ready: [() -> Void] = []
-            let value = state.value
-            state.waiters.removeAll { waiter in
-                guard waiter.isReady(value) else { return false }
-                ready.append(waiter.resume)
-                return true
-            }
-            return (result, ready)
+            state.version &+= 1
+            let waiters = state.waiters
+            state.waiters = []
+            return (result, state.value, state.version, waiters)
         }
-        for resume in ready { resume() }
+        for waiter in waiters { check(waiter, against: value, version: version) }
         return result
     }
 
@@ -43,12 +53,25 @@ final class Watched<Value>: @unchecked Sendable {
     /// makes it hold.
     func wait(until isReady: @escaping (Value) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isReadyNow = state.withLock { state -> Bool in
-                guard !isReady(state.value) else { return true }
-                state.waiters.append((isReady, { continuation.resume() }))
-                return false
-            }
-            if isReadyNow { continuation.resume() }
+            let (value, version) = state.withLock { ($0.value, $0.version) }
+            check(Waiter(isReady: isReady, resume: { continuation.resume() }), against: value, version: version)
         }
+    }
+
+    /// Resumes `waiter` if its condition holds for `value` (the value at `version`); otherwise puts it back on the
+    /// list — or, if an update came since `version`, checks it against that one.
+    private func check(_ waiter: Waiter, against value: Value, version: Int) {
+        var value = value
+        var version = version
+        while !waiter.isReady(value) {
+            let newer = state.withLock { state -> (Value, Int)? in
+                guard state.version == version else { return (state.value, state.version) }
+                state.waiters.append(waiter)
+                return nil
+            }
+            guard let newer else { return }
+            (value, version) = newer
+        }
+        waiter.resume()
     }
 }

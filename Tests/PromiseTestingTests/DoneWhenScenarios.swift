@@ -3,9 +3,10 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-import PromiseTesting
 import TestSupport
 import Testing
+
+@testable import PromiseTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

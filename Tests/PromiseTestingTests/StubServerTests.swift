@@ -3,53 +3,18 @@ import CancellableURLSession
 import Dispatch
 import Foundation
 import PromiseCore
-import PromiseTesting
 import TestSupport
 import Testing
+
+@testable import PromiseTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A value that a test waits on without polling: `set` from any thread, `wait(until:)` from the test.
-final class Watched<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    private var waiters: [(predicate: (Value) -> Bool, resume: () -> Void)] = []
-
-    init(_ value: Value) { self.value = value }
-
-    var current: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-
-    func update(_ body: (inout Value) -> Void) {
-        lock.lock()
-        body(&value)
-        var ready: [() -> Void] = []
-        waiters.removeAll { waiter in
-            guard waiter.predicate(value) else { return false }
-            ready.append(waiter.resume)
-            return true
-        }
-        lock.unlock()
-        ready.forEach { $0() }
-    }
-
-    func wait(until predicate: @escaping (Value) -> Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if predicate(value) {
-                lock.unlock()
-                continuation.resume()
-                return
-            }
-            waiters.append((predicate, { continuation.resume() }))
-            lock.unlock()
-        }
-    }
+extension Watched {
+    /// The value now.
+    var current: Value { read { $0 } }
 }
 
 func payload(_ count: Int) -> Data {
@@ -188,5 +153,57 @@ struct StubServerTests {
         #expect(data == Data("other".utf8), "any stub server is reachable through any stub configuration")
         let gone = URL(string: "http://stub-gone.invalid/x")!
         await #expect(throws: URLError.self) { try await session.cancellableData(from: gone).async() }
+    }
+
+    @Test func aConditionMayReadTheServerItWaitsOn() async throws {
+        // The condition runs outside the server's lock: reading `server.transfers` in it deadlocked (Linux) or
+        // trapped (Darwin), both when it was first checked and on each update.
+        let server = StubServer { _ in .body(payload(4_000), chunkSize: 1_000) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        await server.waitUntil { _ in server.transfers.isEmpty }
+        let data = session.cancellableData(from: server.url("/file"))
+        await server.waitUntil { _ in server.transfers.first?.state == .finished }
+        #expect(try await data.async().data.count == 4_000)
+    }
+}
+
+/// The waiting that `StubServer` and `TestClock` are built on.
+@Suite(timeLimit(minutes: 1))
+struct WatchedTests {
+    @Test func everyWaiterResumesOnceItsConditionHoldsWhileUpdatesComeFromManyThreads() async {
+        // Waiters wait for every count from 1 to 2,000 while four threads each add 500: a waiter checked against a
+        // value that an update outdates before it is back on the list must be checked again, not missed.
+        let counter = Watched(0)
+        let resumed = Shared(0)
+        await withTaskGroup(of: Void.self) { group in
+            for target in 1...2_000 {
+                group.addTask {
+                    await counter.wait { $0 >= target }
+                    resumed.increment()
+                }
+            }
+            group.addTask {
+                runConcurrently(threads: 4) { _ in
+                    for _ in 0..<500 { counter.update { $0 += 1 } }
+                }
+            }
+        }
+        #expect(resumed.current == 2_000)
+        #expect(counter.current == 2_000)
+    }
+
+    @Test func aConditionMayUpdateTheValueItWaitsOn() async {
+        let value = Watched(0)
+        let task = Task {
+            await value.wait { current in
+                // A condition that changes what it watches (a test recording what it saw, say) runs outside the lock.
+                if current == 1 { value.update { $0 = 2 } }
+                return current == 2
+            }
+        }
+        value.update { $0 = 1 }
+        await task.value
+        #expect(value.current == 2)
     }
 }
