@@ -1,9 +1,9 @@
 #if canImport(Darwin)
-    import Darwin
+import Darwin
 #elseif canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// Whether this process runs under ThreadSanitizer (`swift test --sanitize=thread`), which slows every thread
@@ -18,9 +18,9 @@
 /// ```
 package let underThreadSanitizer: Bool = {
     #if canImport(Darwin)
-        let everywhere = RTLD_DEFAULT
+    let everywhere = RTLD_DEFAULT
     #else
-        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+    let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
     #endif
     return dlsym(everywhere, "__tsan_init") != nil
 }()
