@@ -34,6 +34,7 @@
 #define C_INPUTS_BEING_CANCELLED    4
 #define C_ALREADY_RESOLVED          5
 #define C_OTHER_VOTES_OPEN          6
+#define C_VOTE_CLOSED              16
 
 /* ResolveAction */
 #define RS_RESOLVE                     7
@@ -136,12 +137,19 @@ inline addVote(p, open) {
     fi
 }
 
+/* closeOpenVote(): the Swift code's preconditionFailure is this assertion: no scenario, in any interleaving, closes
+   a vote that was not counted (the count would wrap below zero). */
+inline closeOpenVote(p) {
+    assert(openVotes[p] > 0);
+    openVotes[p]--
+}
+
 /* castVote(_ isOpen:, reason:) -> CancelAction */
 inline castVote(p, e, r, act, ar, out) {
     if
     :: !voteOpen[e] ->
         if
-        :: phase[p] == PENDING -> act = C_OTHER_VOTES_OPEN; ar = NOREASON; out = 0
+        :: phase[p] == PENDING -> act = C_VOTE_CLOSED; ar = NOREASON; out = 0
         :: else -> cancel(p, r, act, ar, out)
         fi
     :: else ->
@@ -149,7 +157,7 @@ inline castVote(p, e, r, act, ar, out) {
         if
         :: phase[p] != PENDING -> cancel(p, r, act, ar, out)
         :: else ->
-            openVotes[p]--;
+            closeOpenVote(p);
             if
             :: openVotes[p] != 0 -> reason[p] = r; act = C_OTHER_VOTES_OPEN; ar = NOREASON; out = 0
             :: else -> cancel(p, r, act, ar, out)
@@ -169,7 +177,7 @@ inline withdrawVote(p, e, ract, act, ar, out) {
         voteOpen[e] = false;
         if
         :: phase[p] == PENDING ->
-            openVotes[p]--;
+            closeOpenVote(p);
             if
             :: openVotes[p] == 0 && reason[p] != NOREASON -> ract = R_CANCEL; cancel(p, reason[p], act, ar, out)
             :: openVotes[p] == 0 && reason[p] == NOREASON -> releaseIfOrphaned(p, ract, out)
@@ -192,6 +200,7 @@ inline addHolder(p, counted) {
 
 /* releaseHolder() -> ReleaseAction */
 inline releaseHolder(p, ract, out) {
+    assert(holders[p] > 0);
     holders[p]--;
     releaseIfOrphaned(p, ract, out)
 }

@@ -18,7 +18,7 @@ inline withdrawVote(p, e, ract, act, ar, out) {
         voteOpen[e] = false;
         if
         :: phase[p] == PENDING ->
-            openVotes[p]--;
+            closeOpenVote(p);
             if
             :: openVotes[p] == 0 -> releaseIfOrphaned(p, ract, out)   /* the bug: reason[p] is not looked at */
             :: else -> ract = R_NONE

@@ -32,6 +32,9 @@ struct CancellationState {
         case alreadyResolved
         /// A vote was cast, but other votes are still open: nothing to do yet.
         case otherVotesOpen
+        /// The vote cast was closed already — cast before, withdrawn, or never counted — and the promise is still
+        /// pending: it changes nothing.
+        case voteClosed
     }
 
     @usableFromInline
@@ -164,14 +167,14 @@ struct CancellationState {
         if isOpen {
             isOpen = false
             if phase == .pending {
-                openVotes &-= 1
+                closeOpenVote()
                 guard openVotes == 0 else {
                     self.reason = reason
                     return .otherVotesOpen
                 }
             }
         } else if phase == .pending {
-            return .otherVotesOpen
+            return .voteClosed
         }
         return cancel(reason: reason)
     }
@@ -195,12 +198,22 @@ struct CancellationState {
     @inlinable
     @inline(never)
     mutating func withdrawOpenVoteOnPendingPromise() -> ReleaseAction {
-        openVotes &-= 1
+        closeOpenVote()
         guard openVotes == 0 else { return .none }
         if let reason {
             return .cancel(cancel(reason: reason), reason)
         }
         return releaseIfOrphaned()
+    }
+
+    /// Uncounts an open vote of this pending promise, as it is cast or withdrawn.
+    @inlinable
+    @inline(__always)
+    mutating func closeOpenVote() {
+        guard openVotes > 0 else {
+            preconditionFailure("A vote was open on a pending promise that counts no open vote: one was closed twice")
+        }
+        openVotes &-= 1
     }
 
     /// Counts a holder that can cancel the promise directly (a ``CancelHold``).
@@ -217,6 +230,9 @@ struct CancellationState {
     /// other holder and no open vote is left, the promise is orphaned.
     @inlinable
     mutating func releaseHolder() -> ReleaseAction {
+        guard holders > 0 else {
+            preconditionFailure("A holder was released by a promise that counts none: one was released twice")
+        }
         holders &-= 1
         return releaseIfOrphaned()
     }
@@ -455,7 +471,7 @@ final class LockedCancellationState: @unchecked Sendable {
             // this call returns too. Resolving twice is harmless: the first resolution wins.
             if let box { rejectBox(box, winningReason) }
             return false
-        case .alreadyResolved, .otherVotesOpen, .inputsBeingCancelled:
+        case .alreadyResolved, .otherVotesOpen, .voteClosed, .inputsBeingCancelled:
             return false
         }
     }

@@ -115,10 +115,10 @@ import Testing
         let table = Self.table
         #expect(table.count > 7_000, "Verification/transitions.tsv is missing or short: \(table.count) rows")
         #expect(Set(table.map(\.event)) == Set(1...9), "every event")
-        // Every action each transition can return: CancelAction 1–6, ResolveAction 7–9, AddAction 10–12,
+        // Every action each transition can return: CancelAction 1–6 and 16, ResolveAction 7–9, AddAction 10–12,
         // ReleaseAction 13–15 (addVote and addHolder return 0 or 1).
         let actions = Set(table.filter { ![3, 6].contains($0.event) }.map(\.result.action))
-        #expect(actions == Set(1...15), "actions seen: \(actions.sorted())")
+        #expect(actions == Set(1...16), "actions seen: \(actions.sorted())")
     }
 
     @Test func theCodeMakesEveryTransitionOfTheModel() {
@@ -208,6 +208,7 @@ import Testing
             case .inputsBeingCancelled: ModelResult(action: 4, innerAction: 0, reason: 0, movedOut: 0)
             case .alreadyResolved: ModelResult(action: 5, innerAction: 0, reason: 0, movedOut: 0)
             case .otherVotesOpen: ModelResult(action: 6, innerAction: 0, reason: 0, movedOut: 0)
+            case .voteClosed: ModelResult(action: 16, innerAction: 0, reason: 0, movedOut: 0)
             }
         }
 
