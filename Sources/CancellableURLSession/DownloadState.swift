@@ -62,8 +62,9 @@ struct DownloadState {
     enum BodyAction: Equatable {
         /// Write it into the file, emptying the file first if `truncating`.
         case write(truncating: Bool)
-        /// Collect it for an `HTTPStatusError`; the file keeps what it holds.
-        case collectErrorBody
+        /// Collect it in memory: the body of an error status, for its `HTTPStatusError`; the file keeps what it
+        /// holds. (A data or upload transfer collects every body.)
+        case collect
         /// Ignore it: the file already holds every byte.
         case ignore
         /// Stop the transfer: the answer does not continue the bytes kept (the ending says why).
@@ -128,7 +129,7 @@ struct DownloadState {
             return receiveWholeFile(kept: kept, http)
         default:
             phase = .closed(kept, complete: false)
-            return .collectErrorBody
+            return .collect
         }
     }
 
@@ -296,7 +297,7 @@ struct DownloadState {
         case .failed(_, let error, let keeping):
             return .fail(error, keeping: keeping)
         case .ended:
-            return .fail(URLError(.unknown), keeping: nil)  // an ending is carried out once; never reached
+            preconditionFailure("A download's ending was decided twice: the transfer completes once")
         }
     }
 

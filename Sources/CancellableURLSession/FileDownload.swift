@@ -268,7 +268,7 @@ final class FileDownload: @unchecked Sendable {
         case .cancelled(let reason):
             _ = carryOut(state.cancel(reason), response: response)
         case .resolvedAlready:
-            _ = carryOut(state.cancel(.user), response: response)  // never: only this download resolves its promise
+            preconditionFailure("A download's promise was resolved by something other than the download")
         }
     }
 

@@ -25,6 +25,13 @@ public struct HTTPStatusError: Error, @unchecked Sendable, CustomStringConvertib
         self.body = body
     }
 
+    /// The error for `response` if it is HTTP with a status outside 200–299; `nil` otherwise. Every transfer decides
+    /// it here: a data or upload transfer for its response, a download for the error status it collected the body of.
+    init?(checking response: URLResponse?, body: Data) {
+        guard let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) else { return nil }
+        self.init(response: http, body: body)
+    }
+
     /// The HTTP status code.
     public var statusCode: Int { response.statusCode }
 

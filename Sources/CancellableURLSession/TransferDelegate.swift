@@ -27,16 +27,6 @@ final class TransferDelegate: @unchecked Sendable {
         case file(FileDownload, DecidingResolver<FileDownload.Outcome>)
     }
 
-    /// What happens to the response's body.
-    private enum Disposition {
-        /// Kept in memory: a data or upload transfer's body, or a download's error status body.
-        case collect
-        /// Written to the download's file.
-        case write
-        /// Dropped: a `416`'s body, when the file already holds every byte.
-        case ignore
-    }
-
     private let sink: Sink
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let reportsUpload: Bool
@@ -44,8 +34,9 @@ final class TransferDelegate: @unchecked Sendable {
     private let isCancelled = Locked(false)
     /// Where a test cancels the transfer just before an answer; read once, when the transfer is made.
     private let hooks = DownloadHooks.current
-    /// Set when the response arrives.
-    private var disposition: Disposition
+    /// What happens to the response's body: collected for a data or upload transfer; for a download, what its file
+    /// decided when the response arrived.
+    private var bodyAction: DownloadState.BodyAction
     private var body = Data()
     private var received: Int64 = 0
     private var response: URLResponse?
@@ -54,7 +45,7 @@ final class TransferDelegate: @unchecked Sendable {
         self.sink = sink
         self.reportsUpload = reportsUpload
         self.progress = progress
-        if case .memory = sink { disposition = .collect } else { disposition = .write }
+        if case .memory = sink { bodyAction = .collect } else { bodyAction = .write(truncating: false) }
     }
 
     /// Cancels the task, unless it was cancelled already; never between a question of URLSession's and its answer.
@@ -83,15 +74,9 @@ final class TransferDelegate: @unchecked Sendable {
     ) {
         self.response = response
         guard case .file(let file, _) = sink else { return answer { completionHandler(.allow) } }
-        switch file.accept(response) {
-        case .write:
-            disposition = .write
-        case .collectErrorBody:
-            // An error body is not the file the caller asked for: keep it for the error instead.
-            disposition = .collect
-        case .ignore:
-            disposition = .ignore
-        case .cancel:
+        // A `.collect` is an error body, which is not the file the caller asked for: it is kept for the error.
+        bodyAction = file.accept(response)
+        guard bodyAction != .cancel else {
             answer { completionHandler(.cancel) }
             // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
             // so that no more than what is already buffered crosses the network.
@@ -112,8 +97,8 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        switch disposition {
-        case .ignore:
+        switch bodyAction {
+        case .ignore, .cancel:
             return
         case .collect:
             received += Int64(data.count)
@@ -122,7 +107,7 @@ final class TransferDelegate: @unchecked Sendable {
             let expected = dataTask.response?.expectedContentLength ?? -1
             progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
         case .write:
-            guard case .file(let file, _) = sink else { return }
+            guard case .file(let file, _) = sink else { preconditionFailure("Only a download writes a file") }
             guard file.write(data) else { return cancel(dataTask) }
             if let progress, let report = file.progress { progress(report) }
         }
@@ -150,13 +135,9 @@ final class TransferDelegate: @unchecked Sendable {
         case .memory(let resolver):
             resolver.resolve(URLSession.outcome(of: body, response, error))
         case .file(let file, let resolver):
-            let statusError = disposition == .collect ? (response as? HTTPURLResponse).map(statusError) : nil
+            let statusError = bodyAction == .collect ? HTTPStatusError(checking: response, body: body) : nil
             file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
         }
-    }
-
-    private func statusError(_ response: HTTPURLResponse) -> Error {
-        HTTPStatusError(response: response, body: body)
     }
 }
 
@@ -170,9 +151,7 @@ extension URLSession {
     ) -> Swift.Result<(data: Data, response: URLResponse), Error> {
         if let error { return .failure(error) }
         guard let response else { return .failure(URLError(.badServerResponse)) }
-        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
-            return .failure(HTTPStatusError(response: http, body: body))
-        }
+        if let statusError = HTTPStatusError(checking: response, body: body) { return .failure(statusError) }
         return .success((body, response))
     }
 }

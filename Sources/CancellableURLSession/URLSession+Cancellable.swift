@@ -358,9 +358,9 @@ extension URLSession {
                 if let size = file.fill(from: location) {
                     progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
                 }
-            case .collectErrorBody:
+            case .collect:
                 let body = location.flatMap { try? PartialFile.contents(of: $0) } ?? Data()
-                statusError = (response as? HTTPURLResponse).map { HTTPStatusError(response: $0, body: body) }
+                statusError = HTTPStatusError(checking: response, body: body)
             case .ignore, .cancel:
                 break  // the file already holds every byte (a 416), or the ending says why not
             }
