@@ -17,15 +17,9 @@ package struct DecidingResolver<T> {
         self.sink = sink
     }
 
-    /// Who won: the work's ending, or a cancellation.
-    package enum Decision: Equatable {
-        /// The ending won: `body` ran, and the promise is resolved with what it returned.
-        case resolved
-        /// A cancellation won first, for this reason: `body` did not run; the canceller rejects the promise.
-        case cancelled(CancellationReason)
-        /// The promise had already been resolved some other way: `body` did not run.
-        case resolvedAlready
-    }
+    /// Who won: the work's ending (`body` ran, and the promise is resolved with what it returned), or what came
+    /// first — a cancellation, or another resolution — and `body` did not run.
+    package typealias Decision = ResolutionDecision
 
     /// Resolves the promise with the result of `body`, unless a cancellation has already won.
     ///
@@ -34,18 +28,7 @@ package struct DecidingResolver<T> {
     ///
     /// - Returns: who won.
     package func decide(_ body: () -> Result<T>) -> Decision {
-        let (action, reason) = sink.state.withLock { state in (state.resolve(), state.cancellationReason) }
-        switch action {
-        case .resolve(let released):
-            sink.box.resolve(body(), inHandler: false)
-            withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
-            return .resolved
-        case .cancelInputsThenResolve(let votes):
-            sink.cancelInputs(votes, thenResolve: body(), inHandler: false)
-            return .resolved
-        case .ignore:
-            return reason.map(Decision.cancelled) ?? .resolvedAlready
-        }
+        sink.resolve(inHandler: false, body)
     }
 }
 

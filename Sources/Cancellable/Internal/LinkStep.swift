@@ -1,5 +1,16 @@
 import PromiseCore
 
+/// Who won the decision to resolve a cancellable promise: the result, or what came first.
+@usableFromInline
+package enum ResolutionDecision: Equatable {
+    /// The result won: the promise is resolved with it.
+    case resolved
+    /// A cancellation won first, for this reason: the result was not made; the canceller rejects the promise.
+    case cancelled(CancellationReason)
+    /// The promise had already been resolved some other way: the result was not made.
+    case resolvedAlready
+}
+
 /// Delivers results to a cancellable promise through its state machine, without keeping the promise
 /// object alive: handlers upstream hold this (the box, which someone may observe through `asPromise()`, and
 /// the state, which decides), so a chain works even if nobody holds the link object itself.
@@ -28,16 +39,28 @@ struct LinkSink<U> {
     @inlinable
     @discardableResult
     func resolve(_ result: Result<U>, inHandler: Bool = true) -> Bool {
-        switch state.withLock({ $0.resolve() }) {
+        resolve(inHandler: inHandler) { result } == .resolved
+    }
+
+    /// Decides, under the cancellation lock, whether a result wins; if it does, makes it with `body` — after the
+    /// decision, outside the lock — and resolves the promise with it.
+    @inlinable
+    func resolve(inHandler: Bool, _ body: () -> Result<U>) -> ResolutionDecision {
+        let (action, reason) = state.withLock { state -> (CancellationState.ResolveAction, CancellationReason?) in
+            let action = state.resolve()
+            guard case .ignore = action else { return (action, nil) }
+            return (action, state.cancellationReason)
+        }
+        switch action {
         case .resolve(let released):
-            box.resolve(result, inHandler: inHandler)
+            box.resolve(body(), inHandler: inHandler)
             withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
-            return true
+            return .resolved
         case .cancelInputsThenResolve(let votes):
-            cancelInputs(votes, thenResolve: result, inHandler: inHandler)
-            return true
+            cancelInputs(votes, thenResolve: body(), inHandler: inHandler)
+            return .resolved
         case .ignore:
-            return false
+            return reason.map(ResolutionDecision.cancelled) ?? .resolvedAlready
         }
     }
 
