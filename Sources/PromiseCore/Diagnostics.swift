@@ -222,12 +222,6 @@ final class CreationRegistry: @unchecked Sendable {
             self.isResolved = isResolved
         }
 
-        /// The promise, if it is still alive and pending.
-        var pendingPromise: AnyObject? {
-            guard let promise, !isResolved(promise) else { return nil }
-            return promise
-        }
-
         /// Whether to list it: alive and pending, or gone after its resolver was released while it was pending.
         var isListed: Bool {
             if let promise { return !isResolved(promise) }
