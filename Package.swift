@@ -33,8 +33,8 @@ let package = Package(
             dependencies: ["PromiseTesting", "PromiseCore", "Cancellable", "CancellableURLSession", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        // Helpers shared by the test targets: errors, counters, a start gate, log capture, a manual scheduler, time
-        // limits where swift-testing has them.
+        // Helpers shared by the test targets: errors, counters, a start gate, log capture, time limits where
+        // swift-testing has them, whether ThreadSanitizer is on.
         .target(
             name: "TestSupport",
             dependencies: ["PromiseCore"],

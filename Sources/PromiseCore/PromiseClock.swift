@@ -33,8 +33,8 @@ public protocol PromiseClock: Sendable {
 public struct PromiseTimer: Sendable {
     private let cancelWork: @Sendable () -> Void
 
-    /// A timer that `cancel()` stops by calling `cancel`; a clock calls it at most once per timer it makes
-    /// only if it wants to, so `cancel` must tolerate repeated calls and calls after the work ran.
+    /// A timer whose ``cancel()`` calls `cancel`. The library may cancel a timer more than once, and after its
+    /// work ran, so `cancel` must do nothing in both cases.
     public init(cancel: @escaping @Sendable () -> Void) {
         cancelWork = cancel
     }

@@ -163,7 +163,7 @@ struct CancellationState {
     @inline(__always)
     mutating func castVote(_ isOpen: inout Bool, reason: CancellationReason) -> CancelAction {
         // One call of `cancel(reason:)` for every path that reaches it, and inlined always: with three call sites
-        // the optimiser kept this and `cancel` out of the cancel loop (1% more instructions in race-cancel).
+        // the optimiser kept this and `cancel` out of the cancel loop (race-cancel in the benchmark package).
         if isOpen {
             isOpen = false
             if phase == .pending {
@@ -187,7 +187,7 @@ struct CancellationState {
     mutating func withdrawVote(_ isOpen: inout Bool) -> ReleaseAction {
         // Most votes are released closed, or open on a promise that has settled: those checks are inlined into the
         // vote's deinit. The rest is rare, and kept out of line: inlined too, it made the deinit's closure too big
-        // to inline into the lock's `withLock` (24 more instructions a vote in race-cancel).
+        // to inline into the lock's `withLock` (race-cancel in the benchmark package shows the cost).
         guard isOpen else { return .none }
         isOpen = false
         guard phase == .pending else { return .none }
@@ -397,104 +397,6 @@ extension OnCancelList {
         case .action(let callback): return callback
         case .vote(let vote): return vote
         case .cancelPromise(let cancelPromise): return cancelPromise
-        }
-    }
-}
-
-/// The cancellation state of one ``CancellablePromise`` behind its own lock: what cancel actions elsewhere
-/// hold (through a ``CancelHandle``), what result sinks decide through (``LinkSink``).
-///
-/// Its deinit keeps release stack-safe: a pending state still holds its callbacks, and a link's callback
-/// holds the upstream link's state, whose callbacks hold the next one up, and so on. Dropping the last
-/// downstream link of a long pending chain would release them by nested deinits, one per link; the
-/// callbacks are handed to PromiseCore's release loop instead.
-@usableFromInline
-final class LockedCancellationState: @unchecked Sendable {
-    // @unchecked Sendable: `state` is only touched through `withLock` (and by deinit, the only owner left).
-    @usableFromInline
-    let lock: PromiseLock
-    /// Only touched under `lock`, which already makes every access exclusive: the run-time exclusivity check
-    /// is skipped.
-    @usableFromInline
-    @exclusivity(unchecked)
-    var state: CancellationState
-
-    /// The promise's box, to reject it on cancel; weak: callbacks downstream hold this state, and a box leads to
-    /// them through its handlers. Written only by `init`: the run-time exclusivity check on reads is skipped.
-    @usableFromInline
-    @exclusivity(unchecked)
-    weak var box: AnyObject?
-    /// Rejects `box` with a cancellation. Made where `T` is known (specialised in the client, it captures nothing
-    /// and allocates nothing), so that votes, which do not know `T`, reject without generic metadata.
-    @usableFromInline
-    let rejectBox: (AnyObject, CancellationReason) -> Void
-
-    @inlinable
-    init(
-        callbacks: consuming OnCancelList,
-        cancelsInputsOnResolution: Bool,
-        box: AnyObject,
-        rejectBox: @escaping (AnyObject, CancellationReason) -> Void
-    ) {
-        lock = PromiseLock()
-        // Made in place, not passed in: a state passed in is copied field by field (an outlined value-witness
-        // copy, then the destruction of the original), on every cancellable promise.
-        state = CancellationState(callbacks: callbacks, cancelsInputsOnResolution: cancelsInputsOnResolution)
-        self.box = box
-        self.rejectBox = rejectBox
-    }
-
-    /// Runs `body` with the state machine, under the lock. `body` must not run user code.
-    @inlinable
-    func withLock<Value>(_ body: (inout CancellationState) -> Value) -> Value {
-        lock.withLock { body(&state) }
-    }
-
-    /// Carries out what the state machine decided: a cancellation rejects the box now and hands the callbacks
-    /// to the thread's ``CancelPropagation`` loop (which calls them now, unless this is itself one of them).
-    ///
-    /// - Returns: whether this call cancelled the promise.
-    @inlinable
-    func carryOut(_ action: CancellationState.CancelAction, reason: CancellationReason) -> Bool {
-        switch action {
-        case .cancel(let callbacks):
-            if let box { rejectBox(box, reason) }
-            CancelPropagation.current.run(callbacks, reason: reason)
-            return true
-        case .cancelInputsThenReject(let votes):
-            CancelPropagation.current.run(votes, reason: reason) { [self] reason in
-                if let box { rejectBox(box, reason) }
-            }
-            return true
-        case .alreadyCancelled(let winningReason):
-            // Another thread won and may not have rejected the box yet; the outcome must be decided before
-            // this call returns too. Resolving twice is harmless: the first resolution wins.
-            if let box { rejectBox(box, winningReason) }
-            return false
-        case .alreadyResolved, .otherVotesOpen, .voteClosed, .inputsBeingCancelled:
-            return false
-        }
-    }
-
-    /// Carries out what a withdrawn vote or a released holder led to (rare: not inlined). The caller hands over
-    /// its only reference (`consume`): orphaned callbacks go to the release loop whole, so that what they release
-    /// in turn (the votes upstream) is released by the loop, not by nested deinits.
-    @usableFromInline
-    func carryOut(_ action: consuming CancellationState.ReleaseAction) {
-        if case .none = action { return }
-        if case .cancel(let cancelAction, let reason) = action {
-            _ = carryOut(cancelAction, reason: reason)
-            return
-        }
-        guard case .orphaned(let entries) = consume action else { return }
-        releaseWithoutRecursion((consume entries).releasePayload())
-    }
-
-    deinit {
-        if !state.callbacks.isEmpty {
-            let callbacks = state.takeCallbacks()
-            // The only reference: a copy kept here would be released after the loop, nested.
-            releaseWithoutRecursion((consume callbacks).releasePayload())
         }
     }
 }
