@@ -1,6 +1,6 @@
 /*
  * Mutant: a cancel that does not re-check the result. This cancel() only asks whether the promise was cancelled
- * already, not whether a result won first: a cancel that loses the race to a fulfilment still "cancels". spin
+ * already, not whether a result won first: a cancel that loses the race to a fulfillment still "cancels". spin
  * must find it (Verification/check.sh fails if it does not).
  *
  * Run as it is (`spin -run mutant-cancel-without-recheck.pml`): the scenario is included below, and it

@@ -3,7 +3,7 @@
  * B = P.map, and D = A.map consumes A. One thread releases P's object, then A's, then D's: D is orphaned and
  * withdraws its vote on A, which is then orphaned in turn — it withdraws its vote on P, and keeps its own cancel
  * handler until it resolves. Meanwhile another thread cancels B (B's vote on P is cast, perhaps while P's holder is
- * being released) and a third fulfils P's work.
+ * being released) and a third fulfills P's work.
  *
  * Checks, besides one outcome: P is cancelled iff both its votes closed, one cast, before its work fulfilled it;
  * A's cancel handler never runs (A is never cancelled: it resolves with P's result) and is released when A

@@ -1,5 +1,5 @@
 /*
- * An autoCancel race of two inputs: I0 fulfils on one thread while another cancels the race R itself, and a third
+ * An autoCancel race of two inputs: I0 fulfills on one thread while another cancels the race R itself, and a third
  * cancels the loser I1 directly.
  *
  * Checks, besides one outcome: by the time R's box is resolved or rejected, every input is decided, and each input

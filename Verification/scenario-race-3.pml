@@ -1,6 +1,6 @@
 /*
- * An autoCancel race of three inputs: I0 fulfils on one thread while another cancels the race R itself and a third
- * fulfils I1; I2's work never ends, so only the race can stop it.
+ * An autoCancel race of three inputs: I0 fulfills on one thread while another cancels the race R itself and a third
+ * fulfills I1; I2's work never ends, so only the race can stop it.
  *
  * Checks, besides one outcome: by the time R's box is resolved or rejected, every input is decided and each input
  * this thread cancelled has had its cancel handler run (rule 10); I2 is always cancelled, never left pending.

@@ -1,5 +1,5 @@
 /*
- * Resolve against cancel against cancel: the work of P fulfils on one thread while two others cancel it with
+ * Resolve against cancel against cancel: the work of P fulfills on one thread while two others cancel it with
  * different reasons, and one of them then cancels L = P.map, whose vote on P may come before or after.
  *
  * Checks: one winner; P's cancel handler runs exactly once iff a cancel won, with the winning reason, which the

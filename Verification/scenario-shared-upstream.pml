@@ -1,6 +1,6 @@
 /*
  * Shared work: U has two consumers, A = U.map and B = U.map. One thread cancels A (A's vote on U is cast), another
- * releases B's object, orphaning B (B's vote on U is withdrawn), while a third fulfils U's work.
+ * releases B's object, orphaning B (B's vote on U is withdrawn), while a third fulfills U's work.
  *
  * Checks, besides one outcome: U is cancelled iff every vote on it closed, one cast, before its work fulfilled it;
  * at no step is U pending with every vote closed and one cast (a withdrawal never loses a cast).

@@ -1,6 +1,6 @@
 /*
  * A `then` whose body returns a promise while the link is cancelled: L = U.then { I }, where I is a cancellable
- * promise whose work never ends. One thread fulfils U (L's body runs, returns I, and L follows it: a vote on I,
+ * promise whose work never ends. One thread fulfills U (L's body runs, returns I, and L follows it: a vote on I,
  * stored in L's callbacks, then a handler on I's box); another cancels L; a third cancels U.
  *
  * Checks, besides one outcome: if the body ran, I is cancelled — whether L was cancelled before its vote on I

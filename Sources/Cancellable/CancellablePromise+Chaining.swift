@@ -318,7 +318,7 @@ extension Result {
         case .rejected(let error):
             return .rejected(error)
         case .fulfilled:
-            // Only reached where `U == T` (a fulfilment passing through `recover`): a metatype comparison and a
+            // Only reached where `U == T` (a fulfillment passing through `recover`): a metatype comparison and a
             // reinterpretation, not a dynamic cast per value.
             precondition(
                 U.self == T.self,

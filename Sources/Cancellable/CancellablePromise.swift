@@ -351,7 +351,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
 /// The `cancelPromise` of ``CancellablePromise/init(file:line:wrapper:)``: rejected when the cancellable promise
 /// is cancelled; fulfilled when its cancel callback is released uncalled (the cancellable promise resolved, or
-/// nobody can cancel it any more), as CancellablePromiseKit fulfils it when the cancellable promise is released.
+/// nobody can cancel it any more), as CancellablePromiseKit fulfills it when the cancellable promise is released.
 @usableFromInline
 final class CancelPromise {
     let promise = Promise<Void>(state: nil)

@@ -38,7 +38,8 @@ public enum CancellationReason: Sendable, Hashable {
 }
 
 extension CancellationReason: CustomStringConvertible {
-    /// A short description: "user", "timeout", "lost race", "superseded", "owner released", "paused" or the custom text.
+    /// A short description: "user", "timeout", "lost race", "superseded", "owner released", "paused" or the custom
+    /// text.
     public var description: String {
         switch self {
         case .user: "user"

@@ -220,7 +220,8 @@ struct DownloadState {
     /// Takes the next `count` bytes of the body.
     ///
     /// - Returns: how many of them the file already holds (they are not written again); `nil` if they run past the
-    ///   file's announced length: the download then fails with ``DownloadResumeError/bodyLongerThanAnnounced(totalBytes:)``,
+    ///   file's announced length: the download then fails with
+    ///   ``DownloadResumeError/bodyLongerThanAnnounced(totalBytes:)``,
     ///   keeping the bytes the file held before this response. Stop the transfer.
     mutating func admit(_ count: Int64) -> Int64? {
         guard case .writing(let kept, let position, let before) = phase else { return count }

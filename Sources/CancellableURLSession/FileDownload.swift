@@ -15,7 +15,7 @@ import FoundationNetworking
 /// against a cancellation under the promise's cancellation lock, through the ``DecidingResolver`` that
 /// ``finish(taskError:statusError:response:resolver:)`` is given.
 final class FileDownload: @unchecked Sendable {
-    /// What a download fulfils with.
+    /// What a download fulfills with.
     typealias Outcome = (url: URL, response: URLResponse)
     /// Receives a resumable download's resume data, or `nil`, once it ends.
     typealias ResumeDataSink = (DownloadResumeData?) -> Void

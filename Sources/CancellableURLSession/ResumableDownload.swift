@@ -38,7 +38,7 @@ public import FoundationNetworking
 /// resume it or call ``DownloadResumeData/discard()``, the partial file stays next to the destination.
 ///
 /// Whether the download's own ending or a cancellation wins is decided once, under the promise's cancellation lock:
-/// a transfer that completes just as it is paused either wins (``promise`` fulfils, the file is in place, and
+/// a transfer that completes just as it is paused either wins (``promise`` fulfills, the file is in place, and
 /// ``resumeData`` resolves with `nil`) or loses (the promise is rejected as paused, the file is not moved, and the
 /// resume data holds every byte).
 ///
@@ -50,7 +50,7 @@ public import FoundationNetworking
 /// A resumable download asks for the file without a content coding (`Accept-Encoding: identity`, unless the request
 /// names one): URLSession decodes a coded body, so its bytes could not be continued at a byte offset.
 public final class ResumableDownload: Sendable {
-    /// The download: fulfils with the destination and the response once the file is in place.
+    /// The download: fulfills with the destination and the response once the file is in place.
     public let promise: CancellablePromise<(url: URL, response: URLResponse)>
     /// Resolves once the transfer has stopped: with what resumes it if it was paused, or failed with bytes kept (a
     /// `URLError`, an HTTP error status); with `nil` if it finished, was cancelled for good, failed with no bytes
@@ -337,8 +337,8 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
     public var description: String {
         switch self {
         case .rangeNotSatisfiable(let length):
-            "The server cannot continue the download: its file is \(length.map { "\($0) bytes" } ?? "of unknown length"), "
-                + "shorter than the bytes kept."
+            "The server cannot continue the download: its file is "
+                + "\(length.map { "\($0) bytes" } ?? "of unknown length"), shorter than the bytes kept."
         case .unexpectedContentRange(let header):
             "The server continued the download with Content-Range \(header ?? "(none)"), which does not follow the "
                 + "bytes kept."

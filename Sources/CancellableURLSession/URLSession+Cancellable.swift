@@ -206,7 +206,8 @@ extension URLSession {
     /// - `206` that starts at `bytesKept`, repeats the validator, names the same total length and has no content
     ///   coding: the bytes are appended; progress counts on from `bytesKept`.
     /// - `200`: the server ignores ranges, or the file changed. If it repeats the validator, the file is the same and
-    ///   the bytes kept stay (the ones it sends again are not rewritten); otherwise the download starts over from byte 0.
+    ///   the bytes kept stay (the ones it sends again are not rewritten); otherwise the download starts over from byte
+    ///   0.
     /// - `416` when the partial file already holds every byte: the download finishes with it. Any other `416`, or a
     ///   `206` that is not of the same file, rejects with ``DownloadResumeError`` and removes the bytes.
     ///

@@ -55,7 +55,8 @@ public struct PendingPromise: Sendable, CustomStringConvertible {
 /// ```
 ///
 /// When a ``LogEvent/pendingPromiseDeallocated`` or ``LogEvent/pendingGuaranteeDeallocated`` is logged, the log
-/// handler reads the site from ``loggedCreationSite``. Promises made by chain methods (`then`, `map`, …) and combinators are not listed: they are
+/// handler reads the site from ``loggedCreationSite``. Promises made by chain methods (`then`, `map`, …) and
+/// combinators are not listed: they are
 /// pending only because what they wait for is, and that is listed.
 ///
 /// In release builds nothing is recorded (``recordsCreationSites`` is `false`), no site is passed on, and

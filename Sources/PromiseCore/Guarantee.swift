@@ -84,7 +84,8 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
 
     /// Blocks the calling thread until the guarantee resolves.
     ///
-    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread``. Prefer `await guarantee.async()`.
+    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread``. Prefer `await
+    /// guarantee.async()`.
     @inlinable
     public func wait() -> T {
         guard case .fulfilled(let value) = waitForResult() else {

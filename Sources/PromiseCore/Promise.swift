@@ -114,7 +114,8 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     /// let user = try fetchUser().wait()   // in a command-line tool
     /// ```
     ///
-    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread`` and deadlocks if the promise
+    /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread`` and deadlocks if the
+    /// promise
     /// > needs the main queue to resolve. Prefer `await promise.async()`.
     @inlinable
     public func wait() throws -> T {

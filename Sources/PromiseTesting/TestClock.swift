@@ -180,7 +180,8 @@ public final class TestClock: PromiseClock, Sendable {
         await advance(by: DispatchTimeInterval(clampingSeconds: seconds))
     }
 
-    /// Fires every timer that will ever fire like ``run(limit:fileID:filePath:line:column:)``, letting the main queue catch up
+    /// Fires every timer that will ever fire like ``run(limit:fileID:filePath:line:column:)``, letting the main queue
+    /// catch up
     /// before and after each as `await advance(by:)` does.
     public func run(
         limit: Int = 100_000,

@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    @Test func someCancelsTheRestBeforeItFulfils() async {
+    @Test func someCancelsTheRestBeforeItFulfills() async {
         await check(rounds: 300, inputs: 4, losers: 3, reason: .lostRace) {
             some(1, $0.promises, autoCancel: true)
         } decide: { inputs, _ in

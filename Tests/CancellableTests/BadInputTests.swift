@@ -5,7 +5,8 @@ import PromiseTesting
 import TestSupport
 import Testing
 
-/// Issue 6's bad-input table: each misuse has a documented outcome (the Guarantees article's *Bad input*, in the Cancellable catalog),
+/// Issue 6's bad-input table: each misuse has a documented outcome (the Guarantees article's *Bad input*, in the
+/// Cancellable catalog),
 /// and none crashes, deadlocks or leaks.
 @Suite struct BadInputTests {
     @Test func emptyInputs() {

@@ -50,7 +50,7 @@ import Testing
 }
 
 @Suite struct RetryTests {
-    /// A body that rejects with a fresh error until `failures` attempts have failed, then fulfils with the
+    /// A body that rejects with a fresh error until `failures` attempts have failed, then fulfills with the
     /// attempt's number.
     static func flaky(failures: Int, errors: Shared<[TestError]>) -> () -> Promise<Int> {
         let attempts = Shared(0)

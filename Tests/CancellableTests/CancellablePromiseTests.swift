@@ -32,7 +32,7 @@ import Testing
         #expect(cancels == 1)
         #expect(promise.isCancelled)
         resolver.fulfill(1)
-        #expect(promise.isCancelled, "the late fulfilment of the wrapped promise is ignored")
+        #expect(promise.isCancelled, "the late fulfillment of the wrapped promise is ignored")
         #expect(inner.value == 1, "the wrapped promise itself is not touched")
     }
 
@@ -62,7 +62,7 @@ import Testing
         #expect(events.isEmpty)
     }
 
-    /// Issue 14, item 4: as in CancellablePromiseKit, a wrapper released while pending fulfils its
+    /// Issue 14, item 4: as in CancellablePromiseKit, a wrapper released while pending fulfills its
     /// `cancelPromise`, so that chains waiting on it end instead of dangling.
     @Test func wrapperCancelPromiseFulfillsWhenThePromiseIsReleasedWhilePending() {
         let (work, _) = Promise<Int>.pending()

@@ -77,7 +77,7 @@ import Testing
         #expect(rejectedCancels.current == 0)
     }
 
-    @Test("Rule 3: cancel racing fulfil: one winner, handler runs iff cancel won")
+    @Test("Rule 3: cancel racing fulfill: one winner, handler runs iff cancel won")
     func cancelRacingFulfilHasOneWinner() {
         for _ in 0..<2_000 {
             let (promise, resolver, cancels) = Self.work()
@@ -226,7 +226,7 @@ import Testing
         #expect(weakPromise == nil)
     }
 
-    @Test("Rule 7: after fulfilment the cancel handler is released")
+    @Test("Rule 7: after fulfillment the cancel handler is released")
     func fulfilmentReleasesTheCancelHandler() {
         weak var weakCapture: Tracked?
         let (promise, resolver): (CancellablePromise<Int>, Resolver<Int>) = {

@@ -32,21 +32,21 @@ import Testing
         }
 
         var pendingCount: Int { pulled.current.filter { $0.promise.isPending }.count }
-        func fulfil(_ index: Int) { pulled.current[index].resolver.fulfill(index * 10) }
+        func fulfill(_ index: Int) { pulled.current[index].resolver.fulfill(index * 10) }
     }
 
     @Test func fulfilsInGenerationOrderKeepingAtMostTheLimitInFlight() {
         let generator = Generator(count: 5)
         let all = when(fulfilled: generator.iterator(), concurrently: 2)
         #expect(generator.pulled.current.count == 2)
-        generator.fulfil(1)
+        generator.fulfill(1)
         #expect(generator.pulled.current.count == 3)
         #expect(generator.pendingCount == 2)
-        generator.fulfil(0)
-        generator.fulfil(3)
-        generator.fulfil(2)
+        generator.fulfill(0)
+        generator.fulfill(3)
+        generator.fulfill(2)
         #expect(generator.pulled.current.count == 5)
-        generator.fulfil(4)
+        generator.fulfill(4)
         #expect(all.value == [0, 10, 20, 30, 40])
         #expect(generator.reasons.current.isEmpty, "nothing was cancelled")
     }
@@ -64,7 +64,7 @@ import Testing
     @Test func cancellingStopsPullingAndCancelsTheInFlightOnesWithItsReason() {
         let generator = Generator(count: 10)
         let all = when(fulfilled: generator.iterator(), concurrently: 3)
-        generator.fulfil(0)
+        generator.fulfill(0)
         #expect(all.cancel(reason: .superseded))
         #expect(all.cancellationReason == .superseded)
         #expect(generator.pulled.current.count == 4)
@@ -96,7 +96,7 @@ import Testing
         #expect(all.value == [1, 2])
     }
 
-    /// Cancelling on one thread while another fulfils whatever is in flight: nothing is left pending, every
+    /// Cancelling on one thread while another fulfills whatever is in flight: nothing is left pending, every
     /// pulled promise is fulfilled or cancelled (never both), and at most the one pull already under way when
     /// `cancel()` returned happens after it.
     @Test func cancelRacingCompletions() {
@@ -111,7 +111,7 @@ import Testing
                 } else {
                     for index in 0..<50 {
                         guard index < generator.pulled.current.count else { break }
-                        generator.fulfil(index)
+                        generator.fulfill(index)
                     }
                 }
             }

@@ -97,7 +97,7 @@ import FoundationNetworking
     }
 
     /// The ending is decided in the transfer's favour; the file is being moved into place when the pause arrives.
-    /// Completion wins: the pause finds the promise resolved, gives no resume data, and the promise fulfils with the
+    /// Completion wins: the pause finds the promise resolved, gives no resume data, and the promise fulfills with the
     /// file in place.
     @Test(timeLimit(minutes: 1), arguments: Mode.allCases)
     func aPauseThatArrivesOnceTheCompletionIsDecidedLoses(mode: Mode) async throws {

@@ -105,7 +105,8 @@ import FoundationNetworking
         let connection = try #require(server.connections.first)
         let latency = try #require(connection.clientClosedAt).timeIntervalSince(cancelledAt)
         print(
-            "[\(mode)] cancel → server saw the connection close after \(Int(latency * 1_000)) ms; \(connection.bytesSent) bytes sent"
+            "[\(mode)] cancel → server saw the connection close after \(Int(latency * 1_000)) ms; "
+                + "\(connection.bytesSent) bytes sent"
         )
         // 250 ms is the bound; under ThreadSanitizer the run checks for races, and its 5-15x slowdown is allowed for.
         #expect(latency < (underThreadSanitizer ? 1 : 0.25))
@@ -158,8 +159,8 @@ import FoundationNetworking
             let sinceDecision = closedAt.timeIntervalSince(decided)
             let sinceFinish = closedAt.timeIntervalSince(finishedAt)
             print(
-                "[\(mode)] loser \(loser.path): \(loser.bytesSent) bytes, closed \(Int(sinceFinish * 1_000)) ms after the "
-                    + "winner finished (\(Int(sinceDecision * 1_000)) ms after the race was decided)"
+                "[\(mode)] loser \(loser.path): \(loser.bytesSent) bytes, closed \(Int(sinceFinish * 1_000)) ms "
+                    + "after the winner finished (\(Int(sinceDecision * 1_000)) ms after the race was decided)"
             )
             // What the library controls: from the decision to the closed connection. (From the winner's last
             // byte, URLSession's own delivery of the completion adds to it, more so on a loaded machine.) Under

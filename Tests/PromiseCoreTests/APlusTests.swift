@@ -37,8 +37,8 @@ import Testing
         #expect(promise.error as? TestError == reason)
     }
 
-    @Test("2.2.2 onFulfilled runs once, after fulfilment, with the value")
-    func onFulfilledRunsOnceAfterFulfilment() {
+    @Test("2.2.2 onFulfilled runs once, after fulfillment, with the value")
+    func onFulfilledRunsOnceAfterFulfillment() {
         let (promise, resolver) = Promise<Int>.pending()
         nonisolated(unsafe) var calls: [Int] = []
         _ = promise.done(on: nil) { calls.append($0) }

@@ -11,7 +11,7 @@ import Testing
         #expect(caught as? TestError == error)
     }
 
-    @Test func catchDoesNotRunForFulfilment() {
+    @Test func catchDoesNotRunForFulfillment() {
         nonisolated(unsafe) var caught = false
         Promise.value(1).catch(on: nil) { _ in caught = true }
         #expect(!caught)

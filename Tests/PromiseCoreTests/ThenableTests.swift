@@ -125,9 +125,9 @@ import Testing
             let (inner, resolver) = Promise<Int>.pending()
             _ = inner.map(on: nil) { $0 + 1 }.done(on: nil) { trace.append("inner \($0)") }
             resolver.fulfill(1)
-            trace.append("after fulfil")
+            trace.append("after fulfill")
         }
-        #expect(trace == ["inner 2", "after fulfil"])
+        #expect(trace == ["inner 2", "after fulfill"])
     }
 
     @Test func handlersRunOnTheQueueTheyAreGiven() async throws {

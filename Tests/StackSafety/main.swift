@@ -51,7 +51,7 @@ func isReleased<Watched: Thenable>(_ build: () -> Watched) -> Bool {
     return released.value == 1
 }
 
-/// A `then` loop: round i waits for its work, then its body returns round i+1's promise. The driver fulfils
+/// A `then` loop: round i waits for its work, then its body returns round i+1's promise. The driver fulfills
 /// each round's work in turn (no recursion while building), leaving the last round pending. The bodies hold the
 /// loop `unowned` (it holds the current round's resolver): dropping the loop drops the last round's work.
 /// `@unchecked Sendable`: the bodies run `on: nil`, on the one thread that drives the loop.
@@ -78,7 +78,7 @@ final class Loop: @unchecked Sendable {
         }
     }
 
-    /// Fulfils the current round's work `rounds` times.
+    /// Fulfills the current round's work `rounds` times.
     func advance(_ rounds: Int) {
         for _ in 0..<rounds {
             resolvers?.fulfill(())

@@ -67,7 +67,8 @@ let budgets: [Budget] = [
         units: 1,
         budget: 5,
         reasons: """
-            the root's box (1; its Resolver does not escape here and lives on the stack); map's box and the handler that \
+            the root's box (1; its Resolver does not escape here and lives on the stack); map's box and the handler \
+            that \
             resolves it, stored inline in the root's box (2); done's box and its handler (2)
             """
     ) {
@@ -84,7 +85,8 @@ let budgets: [Budget] = [
         budget: 2,
         perCall: 1,
         reasons: """
-            the link's box (1); its handler on the upstream box, a closure context holding the transform and the link (1). \
+            the link's box (1); its handler on the upstream box, a closure context holding the transform and the link \
+            (1). \
             Per call: the root's box (1)
             """
     ) {
@@ -101,7 +103,8 @@ let budgets: [Budget] = [
         budget: 3,
         perCall: 6,
         reasons: """
-            per input: the input's box and Resolver (2, made by the operation: `Promise.pending()`); when's handler on the \
+            per input: the input's box and Resolver (2, made by the operation: `Promise.pending()`); when's handler on \
+            the \
             input (1). Per call (6): the inputs arrays, the result's box, the join state and its values array
             """
     ) {
@@ -117,7 +120,8 @@ let budgets: [Budget] = [
         budget: 2,
         perCall: 3,
         reasons: """
-            per input: the input's box and Resolver (2, made by the operation); the race's handlers share one context (0). \
+            per input: the input's box and Resolver (2, made by the operation); the race's handlers share one context \
+            (0). \
             Per call (3): the inputs arrays and the race's box
             """
     ) {
@@ -133,9 +137,12 @@ let budgets: [Budget] = [
         budget: 12,
         reasons: """
             the work: its box, cancellation state, the weak reference's side table on the box (the state holds the box \
-            weakly), the Resolver's gate (4); the map link: its CancellablePromise object, box, cancellation state, side \
-            table, handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). The \
-            work's CancellablePromise object and Resolver do not escape and live on the stack; the cancel handler and the \
+            weakly), the Resolver's gate (4); the map link: its CancellablePromise object, box, cancellation state, \
+            side \
+            table, handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). \
+            The \
+            work's CancellablePromise object and Resolver do not escape and live on the stack; the cancel handler and \
+            the \
             observer capture only globals (0)
             """
     ) {
@@ -169,7 +176,8 @@ let budgets: [Budget] = [
         perCall: 11,
         reasons: """
             per input, made by the operation: its CancellablePromise object, box, cancellation state, weak side table, \
-            Resolver and gate (6); the race's vote on it (1). The race's handlers share one context, a loser's rejection \
+            Resolver and gate (6); the race's vote on it (1). The race's handlers share one context, a loser's \
+            rejection \
             reuses one error box, the cancel handler captures only globals (0). Per call (11): the inputs array, \
             the race's votes array, its own promise (object, box, state, side table) and its handler's context
             """
@@ -186,7 +194,8 @@ let budgets: [Budget] = [
         budget: 10,
         perCall: 21,
         reasons: """
-            as race-cancel (7), plus the second race's vote on each input (1), its handler's context (1) and the array that \
+            as race-cancel (7), plus the second race's vote on each input (1), its handler's context (1) and the array \
+            that \
             holds a second handler on each input's box (1: the first handler is stored inline). Per call: both races' \
             own (21)
             """
@@ -203,8 +212,10 @@ let budgets: [Budget] = [
         units: 1,
         budget: 10,
         reasons: """
-            the promise: box, cancellation state, weak side table, Resolver's gate (4; its CancellablePromise object does not \
-            escape here and lives on the stack); the map link: its CancellablePromise object, box, cancellation state, weak \
+            the promise: box, cancellation state, weak side table, Resolver's gate (4; its CancellablePromise object \
+            does not \
+            escape here and lives on the stack); the map link: its CancellablePromise object, box, cancellation state, \
+            weak \
             side table, handler context and vote (6)
             """
     ) {

@@ -34,10 +34,10 @@ protocol Contestant {
     func cancelOne(_ count: Int) -> Double?
     /// A head with a cancel handler and `links` `map` links; cancel the tail. Per link.
     func cancelChain(_ links: Int) -> Double?
-    /// `count` inputs, each with a cancel handler, raced with auto-cancel; one fulfils. Timed (inputs included)
+    /// `count` inputs, each with a cancel handler, raced with auto-cancel; one fulfills. Timed (inputs included)
     /// until every loser's handler has run. Per input.
     func raceCancel(_ count: Int) -> Double?
-    /// `count` inputs, each with a cancel handler, shared by two races with auto-cancel; one input fulfils. A
+    /// `count` inputs, each with a cancel handler, shared by two races with auto-cancel; one input fulfills. A
     /// loser is cancelled once both races have cancelled it. Timed (inputs included) until every loser's handler
     /// has run. Per input.
     func raceCancelShared(_ count: Int) -> Double?

@@ -13,10 +13,10 @@ struct OpenCombineContestant: Contestant {
         var sum = 0
         return measure(units: count) {
             for index in 0..<count {
-                var fulfil: ((Swift.Result<Int, Never>) -> Void)?
-                let future = Future<Int, Never> { fulfil = $0 }
+                var fulfill: ((Swift.Result<Int, Never>) -> Void)?
+                let future = Future<Int, Never> { fulfill = $0 }
                 let subscription = future.sink { sum &+= $0 }
-                fulfil?(.success(index))
+                fulfill?(.success(index))
                 blackHole(subscription)
             }
             blackHole(sum)
@@ -24,26 +24,26 @@ struct OpenCombineContestant: Contestant {
     }
 
     func when(_ count: Int) -> Double? {
-        var fulfils: [(Swift.Result<Int, Never>) -> Void] = []
-        let futures = (0..<count).map { _ in Future<Int, Never> { fulfils.append($0) } }
+        var fulfills: [(Swift.Result<Int, Never>) -> Void] = []
+        let futures = (0..<count).map { _ in Future<Int, Never> { fulfills.append($0) } }
         return measure(units: count) {
             var values = 0
             let subscription = Publishers.Sequence<[Future<Int, Never>], Never>(sequence: futures).flatMap { $0 }
                 .collect().sink { values = $0.count }
-            for (index, fulfil) in fulfils.enumerated() { fulfil(.success(index)) }
+            for (index, fulfill) in fulfills.enumerated() { fulfill(.success(index)) }
             precondition(values == count)
             blackHole(subscription)
         }
     }
 
     func race(_ count: Int) -> Double? {
-        var fulfils: [(Swift.Result<Int, Never>) -> Void] = []
-        let futures = (0..<count).map { _ in Future<Int, Never> { fulfils.append($0) } }
+        var fulfills: [(Swift.Result<Int, Never>) -> Void] = []
+        let futures = (0..<count).map { _ in Future<Int, Never> { fulfills.append($0) } }
         return measure(units: count) {
             var value = 0
             let subscription = Publishers.Sequence<[Future<Int, Never>], Never>(sequence: futures).flatMap { $0 }
                 .first().sink { value = $0 }
-            fulfils[count / 2](.success(1))
+            fulfills[count / 2](.success(1))
             precondition(value == 1)
             blackHole(subscription)
         }

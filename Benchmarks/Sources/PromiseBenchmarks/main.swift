@@ -18,8 +18,8 @@ struct Workload {
 }
 
 let allWorkloads: [Workload] = [
-    Workload(name: "create + fulfil + 1 handler", unit: "ns/promise") { $0.createFulfilHandler(100_000) },
-    Workload(name: "create + fulfil + map", unit: "ns/promise") { $0.createFulfilMap(100_000) },
+    Workload(name: "create + fulfill + 1 handler", unit: "ns/promise") { $0.createFulfilHandler(100_000) },
+    Workload(name: "create + fulfill + map", unit: "ns/promise") { $0.createFulfilMap(100_000) },
     Workload(name: "100k-link chain", unit: "ns/link") { $0.chain(100_000) },
     Workload(name: "when(fulfilled:) × 1k", unit: "ns/element") { $0.when(1_000) },
     Workload(name: "when(fulfilled:) × 10k", unit: "ns/element") { $0.when(10_000) },
@@ -27,7 +27,7 @@ let allWorkloads: [Workload] = [
     Workload(name: "race × 10k", unit: "ns/element") { $0.race(10_000) },
     Workload(name: "race autoCancel × 10k", unit: "ns/element") { $0.raceAutoCancel(10_000) },
     Workload(name: "any + some × 10k", unit: "ns/element") { $0.anySome(10_000) },
-    Workload(name: "cross-thread fulfil × 200k", unit: "ns/promise") { $0.crossThread(200_000) },
+    Workload(name: "cross-thread fulfill × 200k", unit: "ns/promise") { $0.crossThread(200_000) },
     Workload(name: "create + map + done", unit: "ns/promise") { $0.createMapDone(100_000) },
     Workload(name: "cross-thread map + done × 200k", unit: "ns/promise") { $0.crossThreadMapDone(200_000) },
     Workload(name: "cancel-one", unit: "ns/op") { $0.cancelOne(100_000) },
@@ -93,7 +93,8 @@ var samples: [String: [String: [Double]]] = [:]
 
 print("PromiseCore benchmarks — \(rounds) rounds, contestants interleaved within each round; median shown.")
 print(
-    "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+    "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        + ProcessInfo.processInfo.operatingSystemVersionString
 )
 for contestant in contestants {
     print("  \(contestant.name): \(contestant.mode)")

@@ -68,7 +68,8 @@ struct MirrorRace: AsyncParsableCommand {
 
     @Flag(
         help:
-            "With --stall: the next-fastest mirror goes down while the download is paused; the resume fails over to a third."
+            "With --stall: the next-fastest mirror goes down while the download is paused; the resume fails over "
+            + "to a third."
     )
     var mirrorDown = false
 
@@ -345,7 +346,8 @@ struct MirrorRace: AsyncParsableCommand {
                 loserBytes += stats.bytesSent
                 let closed =
                     stats.clientClosedAt.map {
-                        "connection closed \(Int($0.timeIntervalSince(finishedAt) * 1_000)) ms after the winner finished"
+                        "connection closed \(Int($0.timeIntervalSince(finishedAt) * 1_000)) ms after the winner "
+                            + "finished"
                     }
                     ?? "connection not closed"
                 say("Loser:  mirror \(mirror) — had transferred \(format(bytes: stats.bytesSent)); \(closed)")

@@ -2,7 +2,7 @@ public import Dispatch
 public import Foundation
 import PromiseCore
 
-/// A cancellable promise that fulfils after `seconds`; cancelling it stops the timer.
+/// A cancellable promise that fulfills after `seconds`; cancelling it stops the timer.
 ///
 /// ```swift
 /// let delay: CancellablePromise<Void> = after(seconds: 5)
@@ -14,7 +14,7 @@ import PromiseCore
 /// asks for a cancellable promise, so PromiseKit-era code keeps compiling unchanged. Ask for this one with a
 /// type (`let delay: CancellablePromise<Void> = …`) or by using it as one (`after(seconds: 5).cancel()`).
 ///
-/// A zero, negative or NaN interval fulfils on the next turn of a global queue; an infinite one never fulfils
+/// A zero, negative or NaN interval fulfills on the next turn of a global queue; an infinite one never fulfills
 /// (but can still be cancelled). The time comes from `PromiseClocks.current`: real time unless a test installed
 /// a clock with `withPromiseClock(_:operation:)`.
 @_disfavoredOverload
@@ -22,7 +22,7 @@ public func after(seconds: TimeInterval) -> CancellablePromise<Void> {
     after(DispatchTimeInterval(clampingSeconds: seconds), clock: PromiseClocks.current)
 }
 
-/// A cancellable promise that fulfils after `seconds` of `clock`'s time; cancelling it stops the timer.
+/// A cancellable promise that fulfills after `seconds` of `clock`'s time; cancelling it stops the timer.
 ///
 /// ```swift
 /// let delay: CancellablePromise<Void> = after(seconds: 5, clock: clock)
@@ -32,7 +32,7 @@ public func after(seconds: TimeInterval, clock: any PromiseClock) -> Cancellable
     after(DispatchTimeInterval(clampingSeconds: seconds), clock: clock)
 }
 
-/// A cancellable promise that fulfils after `interval`; cancelling it stops the timer.
+/// A cancellable promise that fulfills after `interval`; cancelling it stops the timer.
 ///
 /// ```swift
 /// let delay: CancellablePromise<Void> = after(.milliseconds(300))
@@ -42,7 +42,7 @@ public func after(_ interval: DispatchTimeInterval) -> CancellablePromise<Void> 
     after(interval, clock: PromiseClocks.current)
 }
 
-/// A cancellable promise that fulfils after `interval` of `clock`'s time; cancelling it stops the timer.
+/// A cancellable promise that fulfills after `interval` of `clock`'s time; cancelling it stops the timer.
 ///
 /// ```swift
 /// let delay: CancellablePromise<Void> = after(.milliseconds(300), clock: clock)

@@ -2,7 +2,7 @@ public import Dispatch
 public import Foundation
 public import PromiseCore
 
-/// Runs `body` until it fulfils, up to `attempts` times, waiting between attempts; `cancel()` stops it all.
+/// Runs `body` until it fulfills, up to `attempts` times, waiting between attempts; `cancel()` stops it all.
 ///
 /// Attempts after the first start on the main queue if `retry` is called on the main actor (`body` may then use
 /// main-actor state), otherwise on `conf.Q.map`; on another actor, pass `on:`. `shouldRetry` runs inline on the

@@ -1,7 +1,7 @@
 import PromiseCore
 
 /// Pulls cancellable promises from `promiseIterator`, keeping at most `concurrently` pending at once, and
-/// fulfils with all their values in the order they were generated. It stops pulling, and cancels the promises
+/// fulfills with all their values in the order they were generated. It stops pulling, and cancels the promises
 /// in flight, as soon as one rejects or it is cancelled.
 ///
 /// ```swift

@@ -11,7 +11,8 @@ import PromiseCore
 /// everything a callback cancels before that promise's next callback (a stack, pushed in reverse, as the
 /// resolve loop in PromiseCore's `Trampoline` does).
 ///
-/// So every cancellation rule (the Guarantees article) still holds: a promise is rejected before its `cancel()` returns; its callbacks
+/// So every cancellation rule (the Guarantees article) still holds: a promise is rejected before its `cancel()`
+/// returns; its callbacks
 /// run once, outside any lock, on the cancelling thread; everything upstream has been cancelled before the
 /// outermost `cancel()` returns. (A `cancel()` made *inside* a cancel handler rejects its promise before it
 /// returns, and what that cancels upstream follows right after the handler returns.)

@@ -67,7 +67,7 @@ struct CancellationState {
         /// Every other vote was cast: cancel the promise for the last cast's reason, carrying out `action`.
         case cancel(CancelAction, CancellationReason)
         /// Nobody can cancel the promise any more: release `entries` — its votes upstream (which withdraws them)
-        /// and a wrapper's `cancelPromise` (which fulfils it) — in the release loop. Cancel handlers stay until
+        /// and a wrapper's `cancelPromise` (which fulfills it) — in the release loop. Cancel handlers stay until
         /// the promise resolves: they may own the work (a timer, a task) that will resolve it.
         case orphaned(OnCancelList)
     }
@@ -319,7 +319,7 @@ enum OnCancelEntry {
     /// Cast this vote: cancel an upstream promise, as one of its consumers (a link's upstream, the promise a
     /// `then` body returned, a combinator's input). Released without being cast, it withdraws.
     case vote(Vote)
-    /// Reject this `cancelPromise` (of `init(wrapper:)`). Released without being rejected, it fulfils.
+    /// Reject this `cancelPromise` (of `init(wrapper:)`). Released without being rejected, it fulfills.
     case cancelPromise(CancelPromise)
 
     /// Runs the entry for a cancellation with `reason`.

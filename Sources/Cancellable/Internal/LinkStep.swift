@@ -117,7 +117,7 @@ struct CompactMapStep<Input, Output>: LinkStep {
     }
 }
 
-/// `done`: the body consumes the value; the link fulfils with `()`.
+/// `done`: the body consumes the value; the link fulfills with `()`.
 @usableFromInline
 struct DoneStep<Input>: LinkStep {
     @usableFromInline

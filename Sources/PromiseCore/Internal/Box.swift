@@ -165,7 +165,7 @@ extension Box {
     }
 
     /// Resolves the promise unless it is resolved already: the one place where races to resolve a promise
-    /// are decided (Cancellable's `cancel()` against a fulfilment included).
+    /// are decided (Cancellable's `cancel()` against a fulfillment included).
     ///
     /// - Parameter inHandler: `true` when called from inside a library handler (see ``Trampoline``).
     /// - Returns: whether this call resolved the promise.

@@ -4,7 +4,7 @@ import PromiseCore
 import TestSupport
 import Testing
 
-/// Random programs of create / chain / combine / fulfil / reject / cancel, run against the real
+/// Random programs of create / chain / combine / fulfill / reject / cancel, run against the real
 /// implementation and checked against `ReferenceModel` (sequential runs: exact outcomes) or `AllowedOutcomes`
 /// (runs whose events race on several threads).
 ///
@@ -142,7 +142,7 @@ final class RealRun: @unchecked Sendable {
 
     func apply(_ event: Program.Event) {
         switch event {
-        case .fulfil(let root, let value): resolvers[root]!.fulfill(value)
+        case .fulfill(let root, let value): resolvers[root]!.fulfill(value)
         case .reject(let root): resolvers[root]!.reject(ModelError(root: root))
         case .cancel(let node): held[node].current?.cancel()
         case .releaseHolder(let node):

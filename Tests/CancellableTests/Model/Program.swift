@@ -25,7 +25,7 @@ struct Program: CustomStringConvertible {
     }
 
     enum Event: Equatable {
-        case fulfil(root: Int, value: Int)
+        case fulfill(root: Int, value: Int)
         case reject(root: Int)
         case cancel(node: Int)
         /// Releases the node's `CancellablePromise` object (a branch nobody holds any more).
@@ -151,7 +151,7 @@ struct Program: CustomStringConvertible {
         // and roots resolved a second time.
         for root in 0..<roots {
             switch random.next(in: 0...4) {
-            case 0...2: program.events.append(.fulfil(root: root, value: random.next(in: 1...50)))
+            case 0...2: program.events.append(.fulfill(root: root, value: random.next(in: 1...50)))
             case 3: program.events.append(.reject(root: root))
             default: program.events.append(.cancel(node: root))
             }
@@ -176,7 +176,8 @@ struct Program: CustomStringConvertible {
         for _ in 0..<random.next(in: 0...2) {
             let root = random.next(in: 0...(roots - 1))
             program.events.append(
-                random.next(in: 0...1) == 0 ? .fulfil(root: root, value: random.next(in: 51...99)) : .reject(root: root)
+                random.next(in: 0...1) == 0
+                    ? .fulfill(root: root, value: random.next(in: 51...99)) : .reject(root: root)
             )
         }
         random.shuffle(&program.events)

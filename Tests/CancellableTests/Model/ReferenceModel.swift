@@ -26,7 +26,8 @@ enum Outcome: Hashable, CustomStringConvertible {
     }
 }
 
-/// A sequential reference model of the Guarantees rules: applies a program's events one by one and predicts every node's
+/// A sequential reference model of the Guarantees rules: applies a program's events one by one and predicts every
+/// node's
 /// outcome and every root's cancel-handler count exactly.
 ///
 /// Shared work (issue 14, item 8): every consumer that can cancel a node — a link, a `then` that follows it, an
@@ -84,7 +85,7 @@ struct ReferenceModel {
 
     mutating func apply(_ event: Program.Event) {
         switch event {
-        case .fulfil(let root, let value): resolve(root, .value(value))
+        case .fulfill(let root, let value): resolve(root, .value(value))
         case .reject(let root): resolve(root, .error(root: root))
         case .cancel(let node): if held[node] { cancel(node) }
         case .releaseHolder(let node): releaseHolder(node)
@@ -285,7 +286,7 @@ struct AllowedOutcomes {
         case .root:
             for event in program.events {
                 switch event {
-                case .fulfil(node, let value): allowed.insert(.value(value))
+                case .fulfill(node, let value): allowed.insert(.value(value))
                 case .reject(node): allowed.insert(.error(root: node))
                 default: break
                 }
