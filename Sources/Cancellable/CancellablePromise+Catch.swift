@@ -4,8 +4,8 @@ public import PromiseCore
 extension CancellablePromise {
     /// Handles an error at the end of a cancellable chain.
     ///
-    /// The body runs on the main queue if `catch` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let chain = download(url).done { show($0) }.catch { show($0) }
@@ -32,9 +32,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `catch` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `catch` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().catch(on: .global()) { error in logger.log("upload failed: \(error)") }
@@ -57,8 +56,8 @@ extension CancellablePromise {
     /// Replaces an error with the result of another promise; the chain stays cancellable, and so does the
     /// recovery if it returns a ``CancellablePromise``.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// download(from: primary).recover { _ in download(from: mirror) }
@@ -80,9 +79,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -108,8 +106,8 @@ extension CancellablePromise {
     /// Replaces every error that reaches it — a cancellation of the work upstream included — with the value of
     /// a guarantee, as PromiseKit's form does; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let avatar = download(avatarURL).recover { _ in .value(placeholder) }
@@ -129,9 +127,8 @@ extension CancellablePromise {
         return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -168,9 +165,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -187,8 +183,8 @@ extension CancellablePromise {
 
     /// Runs `body` when the promise resolves — fulfilled, rejected or cancelled — and passes the result on.
     ///
-    /// The body runs on the main queue if `ensure` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// spinner.start()
@@ -205,9 +201,8 @@ extension CancellablePromise {
         return self.ensure(on: defaultQueue(conf.Q.return, for: isolation, calling: "ensure"), flags: flags, body)
     }
 
-    /// `ensure` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensure` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensure(on: .global()) { try? FileManager.default.removeItem(at: temporaryFile) }
@@ -223,8 +218,8 @@ extension CancellablePromise {
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once it
     /// finishes. `body` always runs, even when the chain is cancelled.
     ///
-    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// download(url).ensureThen { cache.flush() }   // returns Guarantee<Void>
@@ -242,9 +237,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensureThen` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
@@ -260,8 +254,8 @@ extension CancellablePromise {
     /// Runs a clean-up that can fail when the promise resolves, either way; a failing clean-up rejects the
     /// chain. `body` runs exactly once, even when the chain is cancelled.
     ///
-    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload(file).ensureThen { storage.deleteTemporary(file) }   // returns Promise<Void>
@@ -279,9 +273,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensureThen` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
@@ -315,8 +308,8 @@ extension CancellablePromise where T == Void {
     /// Handles every error that reaches it — a cancellation of the work upstream included — as PromiseKit's
     /// Void form does; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let saved = upload(document).recover { error in log(error) }   // CancellablePromise<Void>
@@ -335,9 +328,8 @@ extension CancellablePromise where T == Void {
         return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -353,8 +345,8 @@ extension CancellablePromise where T == Void {
 
     /// Handles an error, or rethrows it to keep the chain rejected; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload(document).recover { error in
@@ -378,9 +370,8 @@ extension CancellablePromise where T == Void {
         )
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -416,8 +407,8 @@ public final class CancellableFinalizer {
 
     /// Runs `body` once the chain has finished, cancelled or not, and any `catch` handler has run.
     ///
-    /// The body runs on the main queue if `finally` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func finally(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -427,9 +418,8 @@ public final class CancellableFinalizer {
         self.finally(on: defaultQueue(conf.Q.return, for: isolation, calling: "finally"), flags: flags, body)
     }
 
-    /// `finally` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `finally` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().catch(on: nil) { logger.log("\($0)") }.finally(on: nil) { semaphore.signal() }

@@ -4,8 +4,8 @@ public import PromiseCore
 extension CancellablePromise {
     /// Runs `body` with the value and follows the promise it returns; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let chain = login().then { token in download(token) }   // both CancellablePromises
@@ -25,9 +25,8 @@ extension CancellablePromise {
         return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
     }
 
-    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `then` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
@@ -44,8 +43,8 @@ extension CancellablePromise {
     /// Runs `body` with the value and follows the promise (or guarantee) it returns; the chain stays
     /// cancellable.
     ///
-    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// download(url).then { data in parse(data) }   // parse returns Promise<Model>
@@ -60,9 +59,8 @@ extension CancellablePromise {
         return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
     }
 
-    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `then` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
@@ -87,8 +85,8 @@ extension CancellablePromise {
 
     /// Transforms the value; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// download(url).map { String(decoding: $0, as: UTF8.self) }
@@ -103,9 +101,8 @@ extension CancellablePromise {
         return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, transform)
     }
 
-    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `map` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
@@ -132,8 +129,8 @@ extension CancellablePromise {
 
     /// Transforms the value, rejecting with `PMKError.compactMap` when the transform returns `nil`.
     ///
-    /// The body runs on the main queue if `compactMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// download(url).compactMap { UIImage(data: $0) }
@@ -152,9 +149,8 @@ extension CancellablePromise {
         )
     }
 
-    /// `compactMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `compactMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().compactMap(on: .global()) { String(data: $0, encoding: .utf8) }
@@ -170,8 +166,8 @@ extension CancellablePromise {
 
     /// Consumes the value; the returned promise can still cancel the chain.
     ///
-    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let shown = download(url).done { show($0) }
@@ -189,9 +185,8 @@ extension CancellablePromise {
         return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
     }
 
-    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `done` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
@@ -207,8 +202,8 @@ extension CancellablePromise {
 
     /// Looks at the value and passes it on; throwing rejects the chain.
     ///
-    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     @inlinable
     public func get(
         flags: DispatchWorkItemFlags? = nil,
@@ -219,9 +214,8 @@ extension CancellablePromise {
         return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
     }
 
-    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `get` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
@@ -237,8 +231,8 @@ extension CancellablePromise {
 
     /// Looks at the result, value or error, and passes it on.
     ///
-    /// The body runs on the main queue if `tap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     @inlinable
     public func tap(
         flags: DispatchWorkItemFlags? = nil,
@@ -249,9 +243,8 @@ extension CancellablePromise {
         return self.tap(on: defaultQueue(conf.Q.map, for: isolation, calling: "tap"), flags: flags, body)
     }
 
-    /// `tap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `tap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().tap(on: nil) { logger.log("fetched: \($0)") }

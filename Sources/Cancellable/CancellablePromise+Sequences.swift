@@ -7,8 +7,8 @@ public import PromiseCore
 extension CancellablePromise where T: Sequence {
     /// Transforms each element; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `mapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let names = fetchUsers().mapValues { $0.name }   // CancellablePromise<[String]>
@@ -27,9 +27,8 @@ extension CancellablePromise where T: Sequence {
         )
     }
 
-    /// `mapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `mapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().mapValues(on: .global()) { $0.name }
@@ -44,8 +43,8 @@ extension CancellablePromise where T: Sequence {
 
     /// Transforms each element into a sequence and concatenates them; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `flatMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchAlbums().flatMapValues { $0.tracks }   // CancellablePromise<[Track]>
@@ -63,9 +62,8 @@ extension CancellablePromise where T: Sequence {
         )
     }
 
-    /// `flatMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `flatMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().flatMapValues(on: .global()) { $0.emails }
@@ -80,8 +78,8 @@ extension CancellablePromise where T: Sequence {
 
     /// Transforms each element, dropping `nil`s; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `compactMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchStrings().compactMapValues { Int($0) }   // CancellablePromise<[Int]>
@@ -99,9 +97,8 @@ extension CancellablePromise where T: Sequence {
         )
     }
 
-    /// `compactMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `compactMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchLines().compactMapValues(on: .global()) { Int($0) }
@@ -117,8 +114,8 @@ extension CancellablePromise where T: Sequence {
     /// Starts a promise per element and waits for all of them (like `when(fulfilled:)`); the chain stays
     /// cancellable.
     ///
-    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap { id in fetchUserPromise(id) }   // CancellablePromise<[User]>
@@ -132,9 +129,8 @@ extension CancellablePromise where T: Sequence {
         return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
     }
 
-    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
@@ -151,8 +147,8 @@ extension CancellablePromise where T: Sequence {
     /// cancelling the result cancels those still pending, and the first failure cancels the others
     /// (`when(fulfilled:autoCancel: true)`).
     ///
-    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let users = fetchIDs().thenMap { id in download(user: id) }   // each a CancellablePromise<User>
@@ -167,9 +163,8 @@ extension CancellablePromise where T: Sequence {
         return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
     }
 
-    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
@@ -185,8 +180,8 @@ extension CancellablePromise where T: Sequence {
     /// Starts a promise of a sequence per element, waits for all, and concatenates the results; the chain
     /// stays cancellable.
     ///
-    /// The body runs on the main queue if `thenFlatMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchAlbums().thenFlatMap { album in fetchTracks(album) }   // CancellablePromise<[Track]>
@@ -204,9 +199,8 @@ extension CancellablePromise where T: Sequence {
         )
     }
 
-    /// `thenFlatMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenFlatMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenFlatMap(on: .global()) { id in fetchEmails(id) }
@@ -221,8 +215,8 @@ extension CancellablePromise where T: Sequence {
 
     /// Keeps the elements that pass the test; the chain stays cancellable.
     ///
-    /// The body runs on the main queue if `filterValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().filterValues { $0.isActive }
@@ -240,9 +234,8 @@ extension CancellablePromise where T: Sequence {
         )
     }
 
-    /// `filterValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `filterValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().filterValues(on: .global()) { $0.isActive }
@@ -283,8 +276,8 @@ extension CancellablePromise where T: Collection {
     /// The first element that passes `test`; rejects with `PMKError.emptySequence` if none does. The chain
     /// stays cancellable.
     ///
-    /// The body runs on the main queue if `firstValue` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// search(query).firstValue(where: { $0.isExactMatch })
@@ -302,9 +295,8 @@ extension CancellablePromise where T: Collection {
         )
     }
 
-    /// `firstValue` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `firstValue` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().firstValue(on: .global()) { $0.isAdmin }

@@ -16,8 +16,8 @@ public protocol CatchMixin: Thenable {}
 extension CatchMixin {
     /// Handles an error at the end of a chain.
     ///
-    /// The body runs on the main queue if `catch` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().done { show($0) }.catch { error in show(error) }
@@ -46,9 +46,8 @@ extension CatchMixin {
         )
     }
 
-    /// `catch` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `catch` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().catch(on: .global()) { error in logger.log("upload failed: \(error)") }
@@ -78,8 +77,8 @@ extension CatchMixin {
 
     /// Replaces an error with the result of another promise.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover { _ in fetchFromCache() }
@@ -107,9 +106,8 @@ extension CatchMixin {
         )
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -143,8 +141,8 @@ extension CatchMixin {
 
     /// Replaces every error, cancellation included, with the value of a guarantee.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// let name: Guarantee<String> = fetchName().recover { _ in .value("Guest") }
@@ -160,9 +158,8 @@ extension CatchMixin {
         return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -190,8 +187,8 @@ extension CatchMixin {
 
     /// Runs `body` when the promise resolves, either way, and passes the result on.
     ///
-    /// The body runs on the main queue if `ensure` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// spinner.start()
@@ -207,9 +204,8 @@ extension CatchMixin {
         return self.ensure(on: defaultQueue(conf.Q.return, for: isolation, calling: "ensure"), flags: flags, body)
     }
 
-    /// `ensure` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensure` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensure(on: .global()) { try? FileManager.default.removeItem(at: temporaryFile) }
@@ -233,8 +229,8 @@ extension CatchMixin {
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once
     /// it finishes.
     ///
-    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload(file).ensureThen { removeTemporaryFile() }   // returns Guarantee<Void>
@@ -253,9 +249,8 @@ extension CatchMixin {
         )
     }
 
-    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensureThen` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
@@ -271,8 +266,8 @@ extension CatchMixin {
 
     /// Runs a clean-up that can fail when the promise resolves, either way.
     ///
-    /// The body runs on the main queue if `ensureThen` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// The chain waits for the clean-up. If the clean-up rejects, the chain rejects with its error, even if
     /// the promise had fulfilled; otherwise the promise's own result passes on. `body` runs exactly once.
@@ -294,9 +289,8 @@ extension CatchMixin {
         )
     }
 
-    /// `ensureThen` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `ensureThen` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().ensureThen(on: .global()) { deleteTemporaryFiles() }
@@ -338,8 +332,8 @@ extension CatchMixin {
 extension CatchMixin where T == Void {
     /// Handles every error, cancellation included, turning the chain into a guarantee.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// save(document).recover { error in log(error) }.done { close() }
@@ -355,9 +349,8 @@ extension CatchMixin where T == Void {
         return self.recover(on: defaultQueue(conf.Q.map, for: isolation, calling: "recover"), flags: flags, body)
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -377,8 +370,8 @@ extension CatchMixin where T == Void {
 
     /// Handles an error, or rethrows it to keep the chain rejected.
     ///
-    /// The body runs on the main queue if `recover` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// save(document).recover { error in
@@ -401,9 +394,8 @@ extension CatchMixin where T == Void {
         )
     }
 
-    /// `recover` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `recover` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchFromNetwork().recover(on: .global()) { _ in readFromDisk() }
@@ -464,8 +456,8 @@ public final class PMKFinalizer: @unchecked Sendable {
 
     /// Runs `body` once the chain has finished and any `catch` handler has run.
     ///
-    /// The body runs on the main queue if `finally` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     @inlinable
     public func finally(
         flags: DispatchWorkItemFlags? = nil,
@@ -476,9 +468,8 @@ public final class PMKFinalizer: @unchecked Sendable {
         self.finally(on: defaultQueue(conf.Q.return, for: isolation, calling: "finally"), flags: flags, body)
     }
 
-    /// `finally` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `finally` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// upload().catch(on: nil) { logger.log("\($0)") }.finally(on: nil) { semaphore.signal() }

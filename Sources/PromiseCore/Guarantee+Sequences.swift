@@ -3,8 +3,8 @@ public import Dispatch
 extension Guarantee where T: Sequence {
     /// Transforms each element.
     ///
-    /// The body runs on the main queue if `mapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// Guarantee.value([1, 2, 3]).mapValues { $0 * 2 }   // Guarantee<[Int]>
@@ -22,9 +22,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `mapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `mapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().mapValues(on: .global()) { $0.name }
@@ -39,8 +38,8 @@ extension Guarantee where T: Sequence {
 
     /// Transforms each element into a sequence and concatenates them.
     ///
-    /// The body runs on the main queue if `flatMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func flatMapValues<U: Sequence>(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -54,9 +53,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `flatMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `flatMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().flatMapValues(on: .global()) { $0.emails }
@@ -71,8 +69,8 @@ extension Guarantee where T: Sequence {
 
     /// Transforms each element, dropping `nil`s.
     ///
-    /// The body runs on the main queue if `compactMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func compactMapValues<U>(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -86,9 +84,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `compactMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `compactMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchLines().compactMapValues(on: .global()) { Int($0) }
@@ -103,8 +100,8 @@ extension Guarantee where T: Sequence {
 
     /// Starts a guarantee per element and waits for all of them.
     ///
-    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// Guarantee.value([1, 2]).thenMap { after(seconds: Double($0)).map { _ in $0 } }
@@ -118,9 +115,8 @@ extension Guarantee where T: Sequence {
         return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
     }
 
-    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
@@ -135,8 +131,8 @@ extension Guarantee where T: Sequence {
 
     /// Starts a guarantee of a sequence per element, waits for all, and concatenates the results.
     ///
-    /// The body runs on the main queue if `thenFlatMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func thenFlatMap<U: Thenable>(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -150,9 +146,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `thenFlatMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenFlatMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenFlatMap(on: .global()) { id in fetchEmails(id) }
@@ -170,8 +165,8 @@ extension Guarantee where T: Sequence {
 
     /// Keeps the elements that pass the test.
     ///
-    /// The body runs on the main queue if `filterValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func filterValues(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -185,9 +180,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `filterValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `filterValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().filterValues(on: .global()) { $0.isActive }
@@ -202,8 +196,8 @@ extension Guarantee where T: Sequence {
 
     /// Sorts the elements with `areInIncreasingOrder`.
     ///
-    /// The body runs on the main queue if `sortedValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func sortedValues(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -217,9 +211,8 @@ extension Guarantee where T: Sequence {
         )
     }
 
-    /// `sortedValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `sortedValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchScores().sortedValues(on: .global())

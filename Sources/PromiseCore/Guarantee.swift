@@ -114,8 +114,8 @@ extension Guarantee where T == Void {
 extension Guarantee {
     /// Consumes the value.
     ///
-    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// after(seconds: 1).done { hideToast() }
@@ -131,9 +131,8 @@ extension Guarantee {
         return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
     }
 
-    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `done` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
@@ -153,8 +152,8 @@ extension Guarantee {
 
     /// Looks at the value and passes it on.
     ///
-    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     @inlinable
     public func get(
         flags: DispatchWorkItemFlags? = nil,
@@ -165,9 +164,8 @@ extension Guarantee {
         return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
     }
 
-    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `get` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
@@ -186,8 +184,8 @@ extension Guarantee {
 
     /// Transforms the value.
     ///
-    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// Guarantee.value(2).map { $0 * 21 }   // Guarantee<Int>
@@ -202,9 +200,8 @@ extension Guarantee {
         return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, body)
     }
 
-    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `map` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
@@ -230,8 +227,8 @@ extension Guarantee {
 
     /// Runs `body` with the value and follows the guarantee it returns.
     ///
-    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// after(seconds: 1).then { after(seconds: 1) }
@@ -247,9 +244,8 @@ extension Guarantee {
         return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
     }
 
-    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `then` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }

@@ -3,8 +3,8 @@ public import Dispatch
 extension Thenable where T: Sequence {
     /// Transforms each element.
     ///
-    /// The body runs on the main queue if `mapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().mapValues { $0.name }   // Promise<[String]>
@@ -22,9 +22,8 @@ extension Thenable where T: Sequence {
         )
     }
 
-    /// `mapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `mapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().mapValues(on: .global()) { $0.name }
@@ -39,8 +38,8 @@ extension Thenable where T: Sequence {
 
     /// Transforms each element into a sequence and concatenates them.
     ///
-    /// The body runs on the main queue if `flatMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchAlbums().flatMapValues { $0.tracks }   // Promise<[Track]>
@@ -58,9 +57,8 @@ extension Thenable where T: Sequence {
         )
     }
 
-    /// `flatMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `flatMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().flatMapValues(on: .global()) { $0.emails }
@@ -75,8 +73,8 @@ extension Thenable where T: Sequence {
 
     /// Transforms each element, dropping `nil`s.
     ///
-    /// The body runs on the main queue if `compactMapValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchStrings().compactMapValues { Int($0) }   // Promise<[Int]>
@@ -94,9 +92,8 @@ extension Thenable where T: Sequence {
         )
     }
 
-    /// `compactMapValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `compactMapValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchLines().compactMapValues(on: .global()) { Int($0) }
@@ -111,8 +108,8 @@ extension Thenable where T: Sequence {
 
     /// Starts a promise per element and waits for all of them (like `when(fulfilled:)`).
     ///
-    /// The body runs on the main queue if `thenMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap { id in fetchUser(id) }   // Promise<[User]>
@@ -126,9 +123,8 @@ extension Thenable where T: Sequence {
         return self.thenMap(on: defaultQueue(conf.Q.map, for: isolation, calling: "thenMap"), flags: flags, transform)
     }
 
-    /// `thenMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenMap(on: .global()) { id in fetchUser(id) }
@@ -143,8 +139,8 @@ extension Thenable where T: Sequence {
 
     /// Starts a promise of a sequence per element, waits for all, and concatenates the results.
     ///
-    /// The body runs on the main queue if `thenFlatMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchAlbums().thenFlatMap { album in fetchTracks(album) }   // Promise<[Track]>
@@ -162,9 +158,8 @@ extension Thenable where T: Sequence {
         )
     }
 
-    /// `thenFlatMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `thenFlatMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchIDs().thenFlatMap(on: .global()) { id in fetchEmails(id) }
@@ -180,8 +175,8 @@ extension Thenable where T: Sequence {
 
     /// Keeps the elements that pass the test.
     ///
-    /// The body runs on the main queue if `filterValues` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().filterValues { $0.isActive }
@@ -199,9 +194,8 @@ extension Thenable where T: Sequence {
         )
     }
 
-    /// `filterValues` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `filterValues` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().filterValues(on: .global()) { $0.isActive }
@@ -237,8 +231,8 @@ extension Thenable where T: Collection {
 
     /// The first element that passes `test`; rejects with ``PMKError/emptySequence`` if none does.
     ///
-    /// The body runs on the main queue if `firstValue` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     public func firstValue(
         flags: DispatchWorkItemFlags? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -252,9 +246,8 @@ extension Thenable where T: Collection {
         )
     }
 
-    /// `firstValue` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `firstValue` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUsers().firstValue(on: .global()) { $0.isAdmin }

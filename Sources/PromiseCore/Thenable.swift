@@ -33,8 +33,8 @@ public protocol Thenable: AnyObject {
 extension Thenable {
     /// Runs `body` with the value and follows the promise it returns.
     ///
-    /// The body runs on the main queue if `then` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// login().then { credentials in fetchAvatar(credentials) }
@@ -56,9 +56,8 @@ extension Thenable {
         return self.then(on: defaultQueue(conf.Q.map, for: isolation, calling: "then"), flags: flags, body)
     }
 
-    /// `then` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `then` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().then(on: .global()) { user in fetchAvatar(user) }
@@ -74,8 +73,8 @@ extension Thenable {
 
     /// Transforms the value.
     ///
-    /// The body runs on the main queue if `map` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().map { try JSONDecoder().decode(User.self, from: $0) }
@@ -92,9 +91,8 @@ extension Thenable {
         return self.map(on: defaultQueue(conf.Q.map, for: isolation, calling: "map"), flags: flags, transform)
     }
 
-    /// `map` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `map` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().map(on: .global()) { try JSONDecoder().decode(User.self, from: $0) }
@@ -110,8 +108,8 @@ extension Thenable {
 
     /// Transforms the value, rejecting with ``PMKError/compactMap(_:_:)`` when the transform returns `nil`.
     ///
-    /// The body runs on the main queue if `compactMap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().compactMap { String(data: $0, encoding: .utf8) }
@@ -130,9 +128,8 @@ extension Thenable {
         )
     }
 
-    /// `compactMap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `compactMap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().compactMap(on: .global()) { String(data: $0, encoding: .utf8) }
@@ -153,8 +150,8 @@ extension Thenable {
 
     /// Consumes the value at the end of a chain; follow it with `catch`.
     ///
-    /// The body runs on the main queue if `done` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().done { user in show(user) }.catch { show($0) }
@@ -169,9 +166,8 @@ extension Thenable {
         return self.done(on: defaultQueue(conf.Q.return, for: isolation, calling: "done"), flags: flags, body)
     }
 
-    /// `done` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `done` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().done(on: .global()) { try $0.write(to: cacheURL) }
@@ -190,8 +186,8 @@ extension Thenable {
 
     /// Looks at the value and passes it on unchanged; throwing rejects the chain.
     ///
-    /// The body runs on the main queue if `get` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.return`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.return` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().get { cache.store($0) }.done { show($0) }
@@ -206,9 +202,8 @@ extension Thenable {
         return self.get(on: defaultQueue(conf.Q.return, for: isolation, calling: "get"), flags: flags, body)
     }
 
-    /// `get` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `get` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().get(on: .global()) { try $0.write(to: cacheURL) }
@@ -227,8 +222,8 @@ extension Thenable {
 
     /// Looks at the result, value or error, and passes it on unchanged.
     ///
-    /// The body runs on the main queue if `tap` is called on the main actor (it may then use main-actor
-    /// state), otherwise on `conf.Q.map`; on another actor, pass `on:`.
+    /// The body runs on the main queue if called on the main actor, otherwise on `conf.Q.map` ("Where a
+    /// body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchUser().tap { print("fetch finished: \($0)") }.done { show($0) }
@@ -243,9 +238,8 @@ extension Thenable {
         return self.tap(on: defaultQueue(conf.Q.map, for: isolation, calling: "tap"), flags: flags, body)
     }
 
-    /// `tap` with its body run on `on`: a queue you choose, or inline (`nil`, on the thread that
-    /// resolves the promise). The body may run off the main actor, so it is `sending`: in Swift 6, using
-    /// main-actor state in it is a compile-time error (see "Using PromiseCore in Swift 6 apps").
+    /// `tap` with its body run on `on`: a queue, or `nil` to run it inline on the thread that
+    /// resolves the promise. Such a body is `sending` (see "Where a body runs" in "Using PromiseCore in Swift 6 apps").
     ///
     /// ```swift
     /// fetchData().tap(on: nil) { logger.log("fetched: \($0)") }
