@@ -1,0 +1,145 @@
+import Dispatch
+public import Foundation
+import PromiseCore
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// How a ``StubServer`` answers one request: status, headers, body, how the body is paced and how it ends.
+///
+/// ```swift
+/// StubResponse.body(payload)                                         // 200, all at once
+/// StubResponse.body(payload, chunkSize: 1_000, every: .seconds(1))   // 1 KB per virtual second
+/// StubResponse.status(503)                                           // an error status, empty body
+/// StubResponse.body(payload, chunkSize: 1_000).failing(after: 2_500) // the connection drops after 2,500 bytes
+/// StubResponse.body(payload, chunkSize: 1_000).stalling(after: 2_500)// then nothing more, ever
+/// StubResponse.stall                                                 // no answer at all
+/// ```
+public struct StubResponse: Sendable {
+    /// How the response ends once ``limit`` bytes (or the whole body) are sent.
+    public enum Ending: Sendable, Equatable {
+        /// Normally.
+        case finish
+        /// With this error, as a dropped connection does (`.networkConnectionLost`).
+        case fail(URLError.Code)
+        /// Not at all: no more bytes and no end, until the client gives up.
+        case stall
+    }
+
+    /// The status code.
+    public var status: Int
+    /// The response headers. `Content-Length` is added from the body unless present.
+    public var headers: [String: String]
+    /// The body.
+    public var body: Data
+    /// Bytes per chunk: the body is delivered in chunks of this size (the whole body when `nil`).
+    public var chunkSize: Int?
+    /// Virtual time between chunks, on the server's clock: the first chunk is sent at once, each later one this
+    /// much later. `nil` sends every chunk at once.
+    public var interval: DispatchTimeInterval?
+    /// Send at most this many body bytes, then end as ``ending`` says. `nil`: the whole body.
+    public var limit: Int?
+    /// How the response ends.
+    public var ending: Ending
+    /// Whether any response is sent: `false` for ``stall`` (no status, no headers, nothing).
+    public var answers: Bool
+
+    /// A response with every property given.
+    public init(
+        status: Int = 200,
+        headers: [String: String] = [:],
+        body: Data = Data(),
+        chunkSize: Int? = nil,
+        interval: DispatchTimeInterval? = nil,
+        limit: Int? = nil,
+        ending: Ending = .finish,
+        answers: Bool = true
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.chunkSize = chunkSize.map { max(1, $0) }
+        self.interval = interval
+        self.limit = limit.map { max(0, $0) }
+        self.ending = ending
+        self.answers = answers
+    }
+
+    /// `status` (200 by default) with `body`, in chunks of `chunkSize` bytes sent `every` so often on the
+    /// server's clock (all at once when `every` is `nil`).
+    public static func body(
+        _ body: Data,
+        status: Int = 200,
+        headers: [String: String] = [:],
+        chunkSize: Int? = nil,
+        every interval: DispatchTimeInterval? = nil
+    ) -> StubResponse {
+        StubResponse(status: status, headers: headers, body: body, chunkSize: chunkSize, interval: interval)
+    }
+
+    /// An error status — `404`, `503` — with an optional body.
+    public static func status(_ status: Int, body: Data = Data(), headers: [String: String] = [:]) -> StubResponse {
+        StubResponse(status: status, headers: headers, body: body)
+    }
+
+    /// No answer at all: the request stays unanswered until the client cancels it (or its own timeout fires).
+    public static var stall: StubResponse {
+        StubResponse(answers: false)
+    }
+
+    /// This response, cut off after `bytes` body bytes by a failure (`.networkConnectionLost` by default).
+    public func failing(after bytes: Int, with code: URLError.Code = .networkConnectionLost) -> StubResponse {
+        var response = self
+        response.limit = max(0, bytes)
+        response.ending = .fail(code)
+        return response
+    }
+
+    /// This response, stopping after `bytes` body bytes: nothing more is sent and it never ends.
+    public func stalling(after bytes: Int) -> StubResponse {
+        var response = self
+        response.limit = max(0, bytes)
+        response.ending = .stall
+        return response
+    }
+
+    /// `file` as an HTTP server serves it to `request`, with a strong `ETag` of `etag` (quotes included):
+    ///
+    /// - no `Range`: `200` and the whole file;
+    /// - `Range: bytes=N-` (and an `If-Range` that is absent or equals `etag`): `206` with bytes `N…` and a
+    ///   `Content-Range`; `416` if `N` is past the end;
+    /// - an `If-Range` that does not match `etag` (the file changed): `200` and the whole file.
+    ///
+    /// ```swift
+    /// StubServer(clock: clock) { request in
+    ///     StubResponse.file(payload, etag: "\"v1\"", for: request).paced(chunkSize: 1_000, every: .seconds(1))
+    /// }
+    /// ```
+    ///
+    /// Other `Range` forms (suffixes, several ranges) are answered with the whole file, as servers may.
+    public static func file(_ file: Data, etag: String = "\"stub\"", for request: URLRequest) -> StubResponse {
+        var headers = ["ETag": etag, "Accept-Ranges": "bytes"]
+        guard let range = request.value(forHTTPHeaderField: "Range"),
+            range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let start = Int(range.dropFirst("bytes=".count).dropLast()),
+            request.value(forHTTPHeaderField: "If-Range").map({ $0 == etag }) ?? true
+        else {
+            return .body(file, headers: headers)
+        }
+        guard start < file.count else {
+            headers["Content-Range"] = "bytes */\(file.count)"
+            return .status(416, headers: headers)
+        }
+        headers["Content-Range"] = "bytes \(start)-\(file.count - 1)/\(file.count)"
+        return .body(file.subdata(in: start..<file.count), status: 206, headers: headers)
+    }
+
+    /// This response with its body sent in chunks of `chunkSize` bytes, `every` so often on the server's clock.
+    public func paced(chunkSize: Int, every interval: DispatchTimeInterval?) -> StubResponse {
+        var response = self
+        response.chunkSize = max(1, chunkSize)
+        response.interval = interval
+        return response
+    }
+}
