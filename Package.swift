@@ -47,7 +47,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // A real HTTP server on 127.0.0.1 (POSIX sockets) that records what each connection did.
-        .target(name: "LoopbackHTTPServer", path: "Tests/LoopbackHTTPServer", swiftSettings: swiftSettings),
+        .target(
+            name: "LoopbackHTTPServer",
+            dependencies: ["PromiseTesting"],
+            path: "Tests/LoopbackHTTPServer",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CancellableURLSessionTests",
             dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],

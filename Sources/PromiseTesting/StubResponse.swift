@@ -104,12 +104,14 @@ public struct StubResponse: Sendable {
         return response
     }
 
-    /// `file` as an HTTP server serves it to `request`, with a strong `ETag` of `etag` (quotes included):
+    /// `file` as an HTTP server serves it to `request` (RFC 9110 §14), with a strong `ETag` of `etag` (quotes
+    /// included) and a `Last-Modified` of `lastModified`, either of which may be `nil`:
     ///
     /// - no `Range`: `200` and the whole file;
-    /// - `Range: bytes=N-` (and an `If-Range` that is absent or equals `etag`): `206` with bytes `N…` and a
-    ///   `Content-Range`; `416` if `N` is past the end;
-    /// - an `If-Range` that does not match `etag` (the file changed): `200` and the whole file.
+    /// - `Range: bytes=N-` or `bytes=N-M` (and an `If-Range` that is absent or names the file as it is): `206` with
+    ///   those bytes (up to the end) and a `Content-Range`; `416` if `N` is past the end;
+    /// - an `If-Range` that does not name the file as it is — another entity-tag, a weak one, another date — (the
+    ///   file changed): `200` and the whole file.
     ///
     /// ```swift
     /// StubServer(clock: clock) { request in
@@ -117,22 +119,50 @@ public struct StubResponse: Sendable {
     /// }
     /// ```
     ///
-    /// Other `Range` forms (suffixes, several ranges) are answered with the whole file, as servers may.
-    public static func file(_ file: Data, etag: String = "\"stub\"", for request: URLRequest) -> StubResponse {
-        var headers = ["ETag": etag, "Accept-Ranges": "bytes"]
-        guard let range = request.value(forHTTPHeaderField: "Range"),
-            range.hasPrefix("bytes="), range.hasSuffix("-"),
-            let start = Int(range.dropFirst("bytes=".count).dropLast()),
-            request.value(forHTTPHeaderField: "If-Range").map({ $0 == etag }) ?? true
+    /// Other `Range` forms (suffixes, several ranges, nonsense) are answered with the whole file, as servers may.
+    /// The project's own loopback test server answers ranges with this too.
+    public static func file(
+        _ file: Data,
+        etag: String? = "\"stub\"",
+        lastModified: String? = nil,
+        for request: URLRequest
+    ) -> StubResponse {
+        var headers = ["Accept-Ranges": "bytes"]
+        headers["ETag"] = etag
+        headers["Last-Modified"] = lastModified
+        guard let requested = request.value(forHTTPHeaderField: "Range").flatMap(byteRange),
+            ifRange(request.value(forHTTPHeaderField: "If-Range"), names: etag, lastModified)
         else {
             return .body(file, headers: headers)
         }
-        guard start < file.count else {
+        guard requested.lowerBound < file.count else {
             headers["Content-Range"] = "bytes */\(file.count)"
             return .status(416, headers: headers)
         }
-        headers["Content-Range"] = "bytes \(start)-\(file.count - 1)/\(file.count)"
-        return .body(file.subdata(in: start..<file.count), status: 206, headers: headers)
+        let range = requested.lowerBound..<min(file.count, requested.upperBound)
+        headers["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(file.count)"
+        return .body(file.subdata(in: range), status: 206, headers: headers)
+    }
+
+    /// `bytes=N-` or `bytes=N-M`: one range, whose end may lie past the file's; `nil` for anything else.
+    private static func byteRange(_ header: String) -> Range<Int>? {
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes="), !value.contains(",") else { return nil }
+        let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int(bounds[0]), first >= 0 else { return nil }
+        if bounds[1].isEmpty { return first..<Int.max }
+        guard let last = Int(bounds[1]), last >= first else { return nil }
+        return first..<(last == Int.max ? Int.max : last + 1)
+    }
+
+    /// Whether an `If-Range` (absent: yes) names the file as it is: its entity-tag, compared strongly (a weak one
+    /// never matches), or its exact `Last-Modified` date.
+    private static func ifRange(_ condition: String?, names etag: String?, _ lastModified: String?) -> Bool {
+        guard let condition else { return true }
+        if condition.hasPrefix("\"") || condition.hasPrefix("W/") {
+            return etag.map { !$0.hasPrefix("W/") && $0 == condition } ?? false
+        }
+        return condition == lastModified
     }
 
     /// This response with its body sent in chunks of `chunkSize` bytes, `every` so often on the server's clock.

@@ -25,7 +25,8 @@ public import FoundationNetworking
 /// A session reaches it when made with ``configuration``, a session configuration whose `protocolClasses` start
 /// with the stub's `URLProtocol` subclass. The `respond` closure answers each request with a ``StubResponse``:
 /// a status, headers and a body sent in chunks, paced on `clock` or all at once, then ended normally, by a
-/// failure or a stall. ``StubResponse/file(_:etag:for:)`` answers `Range` and `If-Range` as an HTTP server does.
+/// failure or a stall. ``StubResponse/file(_:etag:lastModified:for:)`` answers `Range` and `If-Range` as an HTTP
+/// server does.
 ///
 /// What each request became is in ``transfers``; ``waitForRequests(_:)`` and ``waitUntil(_:)`` wait for it
 /// without polling and without timeouts of their own.

@@ -1,4 +1,9 @@
 package import Foundation
+import PromiseTesting
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 #if canImport(Darwin)
 import Darwin
@@ -316,27 +321,27 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     private func serve(_ resource: Resource, for request: Request, to client: Int32, record index: Int) {
-        let length = resource.body.count
+        // Ranges and If-Range are answered by PromiseTesting's public StubResponse.file: what users' tests get is
+        // what the project's own tests trust.
+        var asked = URLRequest(url: url(request.path))
+        for (name, value) in request.headers { asked.setValue(value, forHTTPHeaderField: name) }
+        let answer =
+            resource.ignoresRanges
+            ? StubResponse.body(resource.body)
+            : StubResponse.file(
+                resource.body,
+                etag: resource.entityTag,
+                lastModified: resource.lastModified,
+                for: asked
+            )
         var fields = ["Content-Type: application/octet-stream", "Date: \(Self.httpDate(Date()))"]
         if let tag = resource.entityTag { fields.append("ETag: \(tag)") }
         if let date = resource.lastModified { fields.append("Last-Modified: \(date)") }
-        var status = 200
-        var range = 0..<length
-        if !resource.ignoresRanges {
-            fields.append("Accept-Ranges: bytes")
-            if let requested = request.headers["range"].flatMap(Self.byteRange), Self.matches(request, resource) {
-                if requested.lowerBound >= length {
-                    status = 416
-                    fields.append("Content-Range: bytes */\(length)")
-                    range = 0..<0
-                } else {
-                    status = 206
-                    range = requested.lowerBound..<min(length, requested.upperBound)
-                    fields.append("Content-Range: bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)")
-                }
-            }
+        for name in ["Accept-Ranges", "Content-Range"] {
+            if let value = answer.headers[name] { fields.append("\(name): \(value)") }
         }
-        var body = Data(resource.body[range])
+        let status = answer.status
+        var body = answer.body
         if status == 206 { body += Data(repeating: 0xEE, count: resource.overrun) }
         let announced = status == 200 ? resource.claimedLength ?? body.count : body.count
         guard sendHead(client, status, length: announced, fields: fields, record: index) else { return }
@@ -374,27 +379,6 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE',' dd MMM yyyy HH':'mm':'ss 'GMT'"
         return formatter.string(from: date)
-    }
-
-    /// `bytes=N-` or `bytes=N-M` (one range; a suffix or several ranges are not parsed, and are ignored).
-    private static func byteRange(_ header: String) -> Range<Int>? {
-        let value = header.trimmingCharacters(in: .whitespaces)
-        guard value.hasPrefix("bytes="), !value.contains(",") else { return nil }
-        let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Int(bounds[0]), first >= 0 else { return nil }
-        if bounds[1].isEmpty { return first..<Int.max }
-        guard let last = Int(bounds[1]), last >= first else { return nil }
-        return first..<last + 1
-    }
-
-    /// Whether the request's `If-Range`, if any, names the resource as it is: its strong `ETag` or its exact
-    /// `Last-Modified`.
-    private static func matches(_ request: Request, _ resource: Resource) -> Bool {
-        guard let condition = request.headers["if-range"] else { return true }
-        if condition.hasPrefix("\"") {
-            return resource.entityTag.map { !$0.hasPrefix("W/") && $0 == condition } ?? false
-        }
-        return condition == resource.lastModified
     }
 
     private func stream(_ body: Data, to client: Int32, chunkSize: Int, bytesPerSecond: Int?, record index: Int) {

@@ -126,6 +126,27 @@ struct StubServerTests {
 
         let past = StubResponse.file(file, etag: "\"v1\"", for: request(range: "bytes=1000-", ifRange: nil))
         #expect(past.status == 416 && past.headers["Content-Range"] == "bytes */1000")
+
+        let part = StubResponse.file(file, for: request(range: "bytes=10-19", ifRange: nil))
+        #expect(part.status == 206 && part.body == file.subdata(in: 10..<20))
+        #expect(part.headers["Content-Range"] == "bytes 10-19/1000")
+        let pastTheEnd = StubResponse.file(file, for: request(range: "bytes=990-\(Int.max)", ifRange: nil))
+        #expect(pastTheEnd.status == 206 && pastTheEnd.body == file.subdata(in: 990..<1_000), "no overflow")
+
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let sameDate = StubResponse.file(
+            file,
+            etag: nil,
+            lastModified: date,
+            for: request(range: "bytes=5-", ifRange: date)
+        )
+        #expect(sameDate.status == 206 && sameDate.headers["Last-Modified"] == date && sameDate.headers["ETag"] == nil)
+        let weak = StubResponse.file(file, etag: "W/\"v1\"", for: request(range: "bytes=5-", ifRange: "W/\"v1\""))
+        #expect(weak.status == 200, "If-Range compares entity-tags strongly: a weak one never matches")
+        for nonsense in ["bytes=-5", "bytes=5-4", "bytes=0-1,5-6", "items=0-", "bytes=x-"] {
+            let answer = StubResponse.file(file, for: request(range: nonsense, ifRange: nil))
+            #expect(answer.status == 200 && answer.body == file, "\(nonsense): the whole file")
+        }
     }
 
     @Test func aStalledRequestIsEndedByItsClientOnly() async throws {
