@@ -13,7 +13,11 @@ import FoundationNetworking
 
 /// Pause and resume against the real loopback server, which honours `Range` and `If-Range`. What went over the
 /// wire is measured on the server side: the bytes each connection sent, its `Range`, its status.
-@Suite(.serialized) struct ResumableDownloadTests {
+///
+/// Each test gets a fresh fixture (swift-testing makes one instance a test): a download directory, a session that
+/// delivers bytes as they arrive, and the servers it starts with ``serve(_:)``; all of them are stopped, invalidated
+/// and removed when the test ends.
+@Suite(.serialized) final class ResumableDownloadTests {
     typealias Mode = DownloadIntegrationTests.Mode
     static let size = 2 * 1_048_576
     /// Made afresh on each use (cheap): a `Data` held in a static is reported as a leak by LeakSanitizer, which
@@ -23,9 +27,27 @@ import FoundationNetworking
     static let overhead = 512 * 1_024
 
     let directory: DownloadDirectory
+    /// The session the tests download with, unless one says otherwise.
+    let session = URLSession.withProgressReporting(configuration: .ephemeral)
+    /// The servers ``serve(_:)`` started.
+    private var servers: [LoopbackHTTPServer] = []
 
     init() throws {
         directory = try DownloadDirectory()
+    }
+
+    deinit {
+        for server in servers { server.stop() }
+        directory.remove()
+    }
+
+    /// Starts a loopback server answering with `route`, stopped when the test ends.
+    func serve(
+        _ route: @escaping @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response
+    ) throws -> LoopbackHTTPServer {
+        let server = try LoopbackHTTPServer(route: route)
+        servers.append(server)
+        return server
     }
 
     var destination: URL { directory.destination }
@@ -33,10 +55,6 @@ import FoundationNetworking
     /// The files in the test's directory, hidden partial files included.
     func contents() throws -> [String] {
         try directory.contents()
-    }
-
-    func cleanUp() {
-        directory.remove()
     }
 
     static func resource(
@@ -86,10 +104,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func pausedAtHalfAndResumedTheServerSendsTheFileOnce() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let saved = try await pause(download, on: server, path: "/file")
 
@@ -129,15 +144,12 @@ import FoundationNetworking
         #expect(seen.first.map { $0.bytesTransferred > saved.bytesKept } == true, "\(seen.first as Any)")
         #expect(seen.allSatisfy { $0.totalBytesExpected == Int64(Self.size) })
         #expect(seen.last?.bytesTransferred == Int64(Self.size))
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func pausingTwiceAndResumingTwiceStillSendsTheFileOnce() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
+        let session = self.session
         let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let secondDownload = session.resumeDownload(first)
         #expect(server.waitUntil { $0.count == 2 })
@@ -154,17 +166,14 @@ import FoundationNetworking
         let total = server.connections.map(\.bytesSent).reduce(0, +)
         print("paused twice: the server sent \(total) bytes for a \(Self.size)-byte file")
         #expect(total <= Self.size + 2 * Self.overhead)
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aResumeStartedTheMomentTheResumeDataArrivesFindsThePartialFileFree() async throws {
         // The resume data is published from inside the paused download's completion. A resume started right there,
         // inline, must not find the partial file still held by the download that has just let go of it.
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
+        let session = self.session
         let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let second = session.resumeDownload(first)
         let third = second.resumeData.map(on: nil) { data in data.map { session.resumeDownload($0) } }
@@ -175,15 +184,11 @@ import FoundationNetworking
         #expect(try fileContents(destination) == Self.body)
         #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
         #expect(server.connections.last?.range == "bytes=\(saved.bytesKept)-")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aPauseThatReachesTheDownloadThroughAChainPausesIt() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let opened = download.promise.map { url, _ in url.lastPathComponent }
         #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
@@ -193,15 +198,11 @@ import FoundationNetworking
         #expect(try contents() == [saved.partialFile.lastPathComponent])
         saved.discard()
         #expect(try contents().isEmpty, "discard() removes the partial file")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func pausedThenCancelledForGoodLeavesNoFile() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let resumed = session.resumeDownload(saved)
         #expect(server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
@@ -211,18 +212,14 @@ import FoundationNetworking
         #expect(try contents().isEmpty, "cancelling for good removes the partial file")
         #expect(await failure(of: resumed.promise)?.cancellationReason == .user)
         #expect(server.waitUntil { $0[1].clientClosedAt != nil })
-        session.finishTasksAndInvalidate()
     }
 
     // MARK: Servers that cannot continue
 
     @Test(timeLimit(minutes: 1))
     func aServerThatIgnoresRangesRestartsTheFileCleanly() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.ignoresRanges = true }
         let reports = Shared<[TransferProgress]>([])
@@ -234,16 +231,12 @@ import FoundationNetworking
         #expect(server.connections[1].status == 200)
         #expect(server.connections[1].bytesSent == Self.size)
         #expect(reports.current.first.map { $0.bytesTransferred < saved.bytesKept } == true, "progress restarted")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aFileThatChangedBetweenPauseAndResumeRestartsWithTheNewFile() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         let newBody = Data(Self.body.reversed())
         file.change {
@@ -255,16 +248,12 @@ import FoundationNetworking
         #expect(try fileContents(destination) == newBody, "never the old half followed by the new one")
         #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
         #expect(server.connections[1].range == "bytes=\(saved.bytesKept)-")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aFileThatShrankUnderTheSameValidatorRejectsWith416AndRemovesTheBytes() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body.prefix(1_000) }  // a misbehaving server: same ETag, another file
         let resumed = session.resumeDownload(saved)
@@ -273,32 +262,24 @@ import FoundationNetworking
         #expect(await resumed.resumeData.async() == nil)
         #expect(try contents().isEmpty)
         #expect(server.connections.last?.status == 416)
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aFileThatGrewUnderTheSameValidatorRejectsOnItsContentRange() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body + Data(count: 10) }
         let failure = await failure(of: session.resumeDownload(saved).promise)
         let expected = "bytes \(saved.bytesKept)-\(Self.size + 9)/\(Self.size + 10)"
         #expect(failure as? DownloadResumeError == .unexpectedContentRange(expected), "\(failure as Any)")
         #expect(try contents().isEmpty)
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aRefused206IsNotReadAnyFurther() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         // The same ETag for another, far longer file: its 206 names another total, and is refused. Unstopped, the
         // rest of it (about 14 MiB at 4 MiB/s) would take 3.5 s to cross.
@@ -311,19 +292,15 @@ import FoundationNetworking
         #expect(!refused.completed)
         print("a refused 206: the server sent \(refused.bytesSent) bytes of its body before the connection closed")
         #expect(refused.bytesSent <= Self.overhead, "at most what socket buffers hold, not the body")
-        session.finishTasksAndInvalidate()
     }
 
     // MARK: A caller's own Range
 
     @Test(timeLimit(minutes: 1))
     func aDownloadWithTheCallersRangeWritesThatPart() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource(bytesPerSecond: nil)) }
         var request = URLRequest(url: server.url("/file"))
         request.setValue("bytes=1000-1999", forHTTPHeaderField: "Range")
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let (url, response) = try await session.cancellableDownload(for: request, to: destination).async()
         #expect((response as? HTTPURLResponse)?.statusCode == 206)
         #expect(try fileContents(url) == Self.body[1_000..<2_000], "the part asked for, and nothing else")
@@ -331,19 +308,15 @@ import FoundationNetworking
         #expect(server.connections.first?.range == "bytes=1000-1999")
 
         // Without a Range of the caller's, a 206 is not the file.
-        let unasked = try LoopbackHTTPServer { _ in .status(206, body: Data(count: 10)) }
-        defer { unasked.stop() }
+        let unasked = try serve { _ in .status(206, body: Data(count: 10)) }
         let failure = await failure(of: session.cancellableDownload(from: unasked.url("/part"), to: destination))
         #expect(failure is DownloadResumeError, "\(failure as Any)")
         #expect(try fileContents(destination) == Self.body[1_000..<2_000], "the earlier file stays")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aResumableDownloadWithTheCallersRangeIsRefusedBeforeAnyRequest() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource()) }
         var request = URLRequest(url: server.url("/file"))
         request.setValue("bytes=0-99", forHTTPHeaderField: "Range")
         let download = URLSession.withProgressReporting(configuration: .ephemeral)
@@ -356,9 +329,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func aPartialFileThatAlreadyHoldsEveryByteFinishesOnThe416() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource(bytesPerSecond: nil)) }
         let partial = PartialFile.newURL(for: destination)
         try Self.body.write(to: partial)
         let saved = try DownloadResumeData(
@@ -369,35 +340,27 @@ import FoundationNetworking
             validator: .entityTag("\"v1\""),
             totalBytes: Int64(Self.size)
         )
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let (url, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 416)
         #expect(try fileContents(url) == Self.body)
         #expect(try contents() == ["file.bin"])
         #expect(server.connections.map(\.bytesSent) == [0])
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func resumeDataWhosePartialFileIsGoneStartsOver() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let saved = try await pausedDownload(on: server, session: session)
         try FileManager.default.removeItem(at: saved.partialFile)
         let (_, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(try fileContents(destination) == Self.body)
         #expect(server.connections.last?.range == nil, "no Range for bytes that are not there")
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func resumeDataWithoutAValidatorOrALengthStartsOver() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(bytesPerSecond: nil)) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource(bytesPerSecond: nil)) }
         let partial = PartialFile.newURL(for: destination)
         try Data(repeating: 0xEE, count: 100_000).write(to: partial)
         let saved = try DownloadResumeData(
@@ -408,22 +371,17 @@ import FoundationNetworking
             validator: nil,
             totalBytes: nil
         )
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
         _ = try await session.resumeDownload(saved).promise.async()
         #expect(try fileContents(destination) == Self.body, "none of the unverifiable bytes were kept")
         #expect(server.connections.map(\.range) == [nil])
         #expect(try contents() == ["file.bin"])
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aConnectionLostMidBodyKeepsItsBytesForAResume() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource(bytesPerSecond: nil))
         file.change { $0.interruption = .stall(after: 700_000) }
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         var request = URLRequest(url: server.url("/file"))
         request.timeoutInterval = 1  // the stall becomes a URLError
         let download = session.resumableDownload(for: request, to: destination)
@@ -435,17 +393,13 @@ import FoundationNetworking
         _ = try await session.resumeDownload(saved).promise.async()
         #expect(try fileContents(destination) == Self.body)
         #expect(server.connections.last?.bytesSent == Self.size - 700_000)
-        session.finishTasksAndInvalidate()
     }
 
     // MARK: Mirrors, races, timeouts
 
     @Test(timeLimit(minutes: 1))
     func aDownloadPausedOnOneMirrorContinuesFromAnother() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let saved = try await pausedDownload(of: "/mirror-a/file", on: server, session: session)
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
         _ = try await resumed.promise.async()
@@ -457,16 +411,12 @@ import FoundationNetworking
         let total = server.connections.map(\.bytesSent).reduce(0, +)
         print("resumed from a second mirror: \(total) bytes in all for a \(Self.size)-byte file")
         #expect(total <= Self.size + Self.overhead)
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aTimeoutDuringAResumeCancelsForGoodAndClosesTheConnection() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.interruption = .stall(after: 10_000) }
         let resumed = session.resumeDownload(saved)
@@ -476,19 +426,15 @@ import FoundationNetworking
         #expect(await resumed.resumeData.async() == nil, "a timeout cancels for good")
         #expect(try contents().isEmpty)
         #expect(server.waitUntil { $0.count == 2 && $0[1].clientClosedAt != nil })
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aRaceOfResumedDownloadsKeepsTheWinnerAndRemovesTheLosersBytes() async throws {
-        defer { cleanUp() }
         let speeds = ["/fast": 8 * 1_048_576, "/slow": 1_048_576]
         let paused = Shared(true)
-        let server = try LoopbackHTTPServer { request in
+        let server = try serve { request in
             .resource(Self.resource(bytesPerSecond: paused.current ? 4 * 1_048_576 : speeds[request.path]))
         }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
         let other = directory.url.appendingPathComponent("other.bin")
         let fastDownload = session.resumableDownload(from: server.url("/fast"), to: destination)
         let slowDownload = session.resumableDownload(from: server.url("/slow"), to: other)
@@ -509,31 +455,24 @@ import FoundationNetworking
             },
             "the loser's connection closed"
         )
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func twoResumesOfTheSameDataCannotWriteOneFile() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let saved = try await pausedDownload(on: server, session: session)
         let first = session.resumeDownload(saved)
         let second = session.resumeDownload(saved)
         #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(saved.partialFile))
         _ = try await first.promise.async()
         #expect(try fileContents(destination) == Self.body)
-        session.finishTasksAndInvalidate()
     }
 
     /// Without live delivery (a session with a delegate of its own, on every platform), nothing is written until the
     /// end: a pause keeps 0 bytes, and a resume starts over — correctly, and without a `Range`.
     @Test(timeLimit(minutes: 1))
     func onASessionWithoutLiveDeliveryAResumeStartsOver() async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource()) }
         let session = sessionWithoutLiveDelivery()
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
@@ -545,7 +484,6 @@ import FoundationNetworking
         #expect(server.connections.count == 2)
         #expect(server.connections.last?.range == nil, "the resume started over: no Range")
         #expect(server.connections.last?.status == 200)
-        session.finishTasksAndInvalidate()
     }
 
     // MARK: Integrity
@@ -556,9 +494,7 @@ import FoundationNetworking
 
     @Test(arguments: Mode.allCases)
     func aDownloadWithTheExpectedLengthAndDigestSucceeds(mode: Mode) async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
         let expected = DownloadIntegrity(length: 1_000_000, sha256: Self.millionADigest.uppercased())
         let request = URLRequest(url: server.url("/a"))
         let session = DownloadIntegrationTests().makeSession(mode)
@@ -568,9 +504,7 @@ import FoundationNetworking
 
     @Test(arguments: Mode.allCases)
     func aMismatchRejectsWithATypedErrorAndLeavesTheDestinationAsItWas(mode: Mode) async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
-        defer { server.stop() }
+        let server = try serve { _ in .resource(Self.resource(Self.millionA, bytesPerSecond: nil)) }
         try Data("previous".utf8).write(to: destination)
         let session = DownloadIntegrationTests().makeSession(mode)
         let request = URLRequest(url: server.url("/a"))
@@ -595,10 +529,7 @@ import FoundationNetworking
         DownloadIntegrity(sha256: String(repeating: "g", count: 64)),
     ])
     func anExpectationThatCannotBeCheckedRejectsBeforeAnyRequest(integrity: DownloadIntegrity) async throws {
-        defer { cleanUp() }
-        let server = try LoopbackHTTPServer { _ in .resource(Self.resource()) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(Self.resource()) }
         let download = session.resumableDownload(from: server.url("/a"), to: destination, verifying: integrity)
         guard case .invalidExpectation = await failure(of: download.promise) as? DownloadIntegrityError else {
             Issue.record("expected invalidExpectation")
@@ -607,16 +538,12 @@ import FoundationNetworking
         #expect(await download.resumeData.async() == nil)
         #expect(server.connections.isEmpty)
         #expect(try contents().isEmpty)
-        session.finishTasksAndInvalidate()
     }
 
     @Test(timeLimit(minutes: 1))
     func aResumedDownloadIsCheckedAgainstTheIntegrityItStartedWith() async throws {
-        defer { cleanUp() }
         let file = ServedFile(Self.resource())
-        let server = try LoopbackHTTPServer { _ in .resource(file.current) }
-        defer { server.stop() }
-        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        let server = try serve { _ in .resource(file.current) }
         let expected = DownloadIntegrity(sha256: String(repeating: "1", count: 64))
         let saved = try await pausedDownload(on: server, session: session, verifying: expected)
         #expect(saved.integrity == expected)
@@ -626,7 +553,6 @@ import FoundationNetworking
             return
         }
         #expect(try contents().isEmpty)
-        session.finishTasksAndInvalidate()
     }
 
     // MARK: Building blocks
