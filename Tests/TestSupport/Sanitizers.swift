@@ -18,7 +18,7 @@ import Musl
 /// ```
 package let underThreadSanitizer: Bool = {
     #if canImport(Darwin)
-    let everywhere = RTLD_DEFAULT
+    let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT, a macro Swift does not import
     #else
     let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
     #endif
