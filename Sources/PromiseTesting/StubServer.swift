@@ -28,15 +28,16 @@ public import FoundationNetworking
 /// failure or a stall. ``StubResponse/file(_:etag:lastModified:for:)`` answers `Range` and `If-Range` as an HTTP
 /// server does.
 ///
-/// What each request became is in ``transfers``; ``waitForRequests(_:)`` and ``waitUntil(_:)`` wait for it
-/// without polling and without timeouts of their own.
+/// What each request became is in ``transfers``; ``waitForRequests(_:timeout:fileID:filePath:line:column:)`` and
+/// ``waitUntil(timeout:fileID:filePath:line:column:_:)`` wait for it without polling, failing the test if it does
+/// not come within their timeout.
 public final class StubServer: Sendable {
     /// The host of this server's URLs.
     public let host: String
     let clock: any PromiseClock
     let respond: @Sendable (URLRequest) -> StubResponse
 
-    /// Every transfer, in order; waited on by ``waitUntil(_:)``.
+    /// Every transfer, in order; waited on by ``waitUntil(timeout:fileID:filePath:line:column:_:)``.
     private let recorded = Watched<[StubTransfer]>([])
 
     /// A server that answers each request with `respond(request)`, pacing bodies on `clock` (by default
@@ -85,17 +86,71 @@ public final class StubServer: Sendable {
 
     /// Returns once at least `count` requests have arrived and the stub has done what it does at once for each:
     /// sent the headers and the first chunk, and scheduled the later chunks on the clock.
-    public func waitForRequests(_ count: Int) async {
-        await waitUntil { $0.count(where: \.isStarted) >= count }
+    ///
+    /// ```swift
+    /// let download = session.resumableDownload(from: server.url("/file"), to: destination)
+    /// await server.waitForRequests(1)
+    /// ```
+    ///
+    /// A request that never comes fails the test after `timeout` seconds of real time (10 by default), saying what
+    /// arrived instead; a cancelled task stops waiting at once.
+    ///
+    /// - Returns: whether the requests arrived (`false`: the test has failed, or was cancelled).
+    @discardableResult
+    public func waitForRequests(
+        _ count: Int,
+        timeout: TimeInterval = 10,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async -> Bool {
+        await wait(
+            for: "\(count) request\(count == 1 ? "" : "s")",
+            timeout: timeout,
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        ) { $0.count(where: \.isStarted) >= count }
     }
 
-    /// Returns once `predicate` holds for ``transfers``; checked now and after each change.
+    /// Returns once `predicate` holds for ``transfers``; checked now and after each change, never while the server
+    /// holds its lock (it may read the server itself).
     ///
     /// ```swift
     /// await server.waitUntil { $0.first?.bytesSent == 500 }
     /// ```
-    public func waitUntil(_ predicate: @escaping @Sendable ([StubTransfer]) -> Bool) async {
-        await recorded.wait(until: predicate)
+    ///
+    /// If it does not hold within `timeout` seconds of real time (10 by default), the test fails with the transfers
+    /// as they were; a cancelled task stops waiting at once.
+    ///
+    /// - Returns: whether `predicate` held (`false`: the test has failed, or was cancelled).
+    @discardableResult
+    public func waitUntil(
+        timeout: TimeInterval = 10,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ predicate: @escaping @Sendable ([StubTransfer]) -> Bool
+    ) async -> Bool {
+        await wait(
+            for: "the condition",
+            timeout: timeout,
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column),
+            until: predicate
+        )
+    }
+
+    private func wait(
+        for what: String,
+        timeout: TimeInterval,
+        at site: CallSite,
+        until predicate: @escaping @Sendable ([StubTransfer]) -> Bool
+    ) async -> Bool {
+        if await recorded.wait(until: predicate, timeout: timeout) { return true }
+        guard !Task.isCancelled else { return false }
+        let seen = transfers.isEmpty ? "no request" : transfers.map(\.summary).joined(separator: "; ")
+        reportTestFailure("StubServer waited \(timeout) s for \(what) in vain; it saw: \(seen)", at: site)
+        return false
     }
 
     /// Records a new transfer and returns its index.
@@ -115,6 +170,11 @@ public final class StubServer: Sendable {
 
 /// What a ``StubServer`` did with one request.
 public struct StubTransfer: Sendable {
+    /// `GET /file → 206, 500 bytes sent, sending`: what a failed wait reports.
+    var summary: String {
+        "\(request.httpMethod ?? "GET") \(request.url?.path ?? "?") → \(status), \(bytesSent) bytes sent, \(state)"
+    }
+
     /// How a transfer stands.
     public enum State: Sendable, Equatable {
         /// Headers sent; the body is being sent.

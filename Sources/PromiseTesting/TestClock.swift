@@ -105,8 +105,29 @@ public final class TestClock: PromiseClock, Sendable {
     /// await clock.waitForTimers(count: 2)    // the first attempt failed: the timeout's and the back-off's
     /// await clock.advance(by: .seconds(1))   // the second attempt starts
     /// ```
-    public func waitForTimers(count: Int) async {
-        await state.wait { $0.entries.count >= count }
+    ///
+    /// Timers that never come fail the test after `timeout` seconds of real time (10 by default), saying how many
+    /// were pending; a cancelled task stops waiting at once.
+    ///
+    /// - Returns: whether the timers were pending (`false`: the test has failed, or was cancelled).
+    @discardableResult
+    public func waitForTimers(
+        count: Int,
+        timeout: TimeInterval = 10,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async -> Bool {
+        if await state.wait(until: { $0.entries.count >= count }, timeout: timeout) { return true }
+        guard !Task.isCancelled else { return false }
+        let pending = state.read { $0.entries.count }
+        reportTestFailure(
+            "TestClock waited \(timeout) s for \(count) pending timer\(count == 1 ? "" : "s") in vain; "
+                + "\(pending) \(pending == 1 ? "is" : "are") pending",
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+        return false
     }
 
     /// Moves time forward by `interval`, firing every timer that falls due, in deadline order, on this thread;

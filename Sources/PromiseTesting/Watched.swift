@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import PromiseCore
 
 /// A value behind a lock that callers can wait on without polling: every `update` resumes the waiters whose
@@ -20,7 +22,7 @@ final class Watched<Value>: @unchecked Sendable {
 
     private struct Waiter {
         let isReady: (Value) -> Bool
-        let resume: () -> Void
+        let wait: WaitOutcome
     }
 
     private let state: Locked<State>
@@ -49,12 +51,23 @@ final class Watched<Value>: @unchecked Sendable {
         return result
     }
 
-    /// Returns once `isReady` holds for the value: at once if it already does, otherwise after the `update` that
-    /// makes it hold.
-    func wait(until isReady: @escaping (Value) -> Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (value, version) = state.withLock { ($0.value, $0.version) }
-            check(Waiter(isReady: isReady, resume: { continuation.resume() }), against: value, version: version)
+    /// Returns `true` once `isReady` holds for the value: at once if it already does, otherwise after the `update`
+    /// that makes it hold. Returns `false` if `timeout` seconds of real time pass first (never, by default), or the
+    /// task is cancelled.
+    @discardableResult
+    func wait(until isReady: @escaping (Value) -> Bool, timeout: TimeInterval = .infinity) async -> Bool {
+        let wait = WaitOutcome()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                wait.attach(continuation)
+                let (value, version) = state.withLock { ($0.value, $0.version) }
+                check(Waiter(isReady: isReady, wait: wait), against: value, version: version)
+                if timeout.isFinite {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { wait.end(false) }
+                }
+            }
+        } onCancel: {
+            wait.end(false)
         }
     }
 
@@ -63,7 +76,7 @@ final class Watched<Value>: @unchecked Sendable {
     private func check(_ waiter: Waiter, against value: Value, version: Int) {
         var value = value
         var version = version
-        while !waiter.isReady(value) {
+        while !waiter.wait.isEnded, !waiter.isReady(value) {
             let newer = state.withLock { state -> (Value, Int)? in
                 guard state.version == version else { return (state.value, state.version) }
                 state.waiters.append(waiter)
@@ -72,6 +85,41 @@ final class Watched<Value>: @unchecked Sendable {
             guard let newer else { return }
             (value, version) = newer
         }
-        waiter.resume()
+        waiter.wait.end(true)
+    }
+}
+
+/// How one wait ends: met, or timed out or cancelled — decided once, by whichever comes first; the continuation is
+/// resumed once, with that outcome, whether it was attached before or after.
+private final class WaitOutcome: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Bool, Never>?)
+        case ended(Bool)
+    }
+
+    private let state = Locked(State.waiting(nil))
+
+    var isEnded: Bool {
+        state.withLock { if case .ended = $0 { true } else { false } }
+    }
+
+    func attach(_ continuation: CheckedContinuation<Bool, Never>) {
+        let ended = state.withLock { state -> Bool? in
+            guard case .ended(let met) = state else {
+                state = .waiting(continuation)
+                return nil
+            }
+            return met
+        }
+        if let ended { continuation.resume(returning: ended) }
+    }
+
+    func end(_ met: Bool) {
+        let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>?? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .ended(met)
+            return .some(continuation)
+        }
+        if case let continuation?? = continuation { continuation.resume(returning: met) }
     }
 }

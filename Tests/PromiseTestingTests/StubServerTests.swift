@@ -224,7 +224,60 @@ struct WatchedTests {
             }
         }
         value.update { $0 = 1 }
-        await task.value
+        #expect(await task.value)
         #expect(value.current == 2)
+    }
+}
+
+/// A wait for something that never comes fails the test within its timeout, saying what it waited for and what it saw
+/// (they hung the whole test run), and a cancelled wait returns at once.
+@Suite(timeLimit(minutes: 1))
+struct WaitTimeoutTests {
+    @Test func waitForRequestsThatNeverComeFailsNamingWhatItSaw() async throws {
+        let server = StubServer { _ in .body(payload(10)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let started = Date()
+        await withKnownIssue {
+            let arrived = await server.waitForRequests(1, timeout: 0.2)
+            #expect(!arrived)
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("waited 0.2 s for 1 request in vain; it saw: no request") }
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+
+        _ = try await session.cancellableData(from: server.url("/file")).async()
+        await withKnownIssue {
+            await server.waitUntil(timeout: 0.2) { $0.count == 2 }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("the condition in vain; it saw: GET /file → 200, 10 bytes") }
+        }
+        #expect(await server.waitForRequests(1, timeout: 0.2), "what has happened is seen at once")
+    }
+
+    @Test func waitForTimersThatNeverComeFailsSayingHowManyArePending() async {
+        let clock = TestClock()
+        let timer = clock.schedule(after: .seconds(1)) {}
+        defer { timer.cancel() }
+        await withKnownIssue {
+            await clock.waitForTimers(count: 2, timeout: 0.2)
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("waited 0.2 s for 2 pending timers in vain; 1 is pending") }
+        }
+    }
+
+    @Test func aCancelledWaitReturnsAtOnceWithoutFailing() async {
+        let server = StubServer { _ in .body(Data()) }
+        let clock = TestClock()
+        let waits = Task {
+            let requests = await server.waitForRequests(1)  // the default timeout, 10 s
+            let timers = await clock.waitForTimers(count: 1)
+            return (requests, timers)
+        }
+        let started = Date()
+        waits.cancel()
+        let (requests, timers) = await waits.value
+        #expect(!requests && !timers)
+        #expect(Date().timeIntervalSince(started) < 5, "not the 10 s timeout")
     }
 }
