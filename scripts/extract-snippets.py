@@ -3,8 +3,9 @@
 articles' code is compiled by `swift build --build-tests` and cannot rot.
 
 A block that starts with a declaration (func, class, struct, enum, extension, actor, @attribute) is copied at
-file scope; any other block becomes the body of a function. `import` lines are dropped (the test target
-imports every module). Names used but not defined by the articles come from Tests/DocumentationTests/Prelude.swift.
+file scope; any other block becomes the body of a function. An article that shows `import` lines is compiled with
+those imports alone (and FoundationNetworking where it exists), as a user's file would be; the others import every
+module. Names used but not defined by the articles come from Tests/DocumentationTests/Prelude.swift.
 
     scripts/extract-snippets.py           regenerate
     scripts/extract-snippets.py --check   fail if the generated files are not up to date (CI)
@@ -29,13 +30,14 @@ def generate(article: pathlib.Path) -> str:
     blocks = re.findall(r"^```swift\n(.*?)^```", text, flags=re.S | re.M)
     source = article.relative_to(ROOT)
     name = re.sub(r"\W", "_", article.stem)
-    parts = [HEADER.format(source=source), IMPORTS, NETWORKING]
+    shown = sorted({line for block in blocks for line in block.splitlines() if line.startswith("import ")})
+    parts = [HEADER.format(source=source), "".join(line + "\n" for line in shown) if shown else IMPORTS, NETWORKING]
     # Observation is in every SDK from iOS 17 / macOS 14 and in the Linux toolchain, but not in the SDK copies the
     # Linux-side Apple type-check uses: guarded, the rest of the target's code is still checked there.
     observing = "@Observable" in text
     if observing:
         parts.append("#if canImport(Observation)\nimport Observation\n")
-    if "@Test" in text:
+    if "@Test" in text and "import Testing" not in shown:
         parts.append("import Testing\n")
     if "XCTestCase" in text:
         parts.append("#if canImport(XCTest)\nimport XCTest\n#endif\n")
