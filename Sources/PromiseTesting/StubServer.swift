@@ -73,6 +73,15 @@ public final class StubServer: Sendable {
 
     /// An ephemeral session configuration whose transfers this server (or any other `StubServer`) serves.
     /// Requests to other hosts fail with `URLError.unsupportedURL`.
+    ///
+    /// ```swift
+    /// let session = URLSession.withProgressReporting(configuration: server.configuration)
+    /// ```
+    ///
+    /// Make the session with `URLSession.withProgressReporting(configuration:delegateQueue:)`, as the app's code
+    /// should: on Linux a stub cannot serve a `URLSessionDownloadTask` — which a download on a session without that
+    /// delegate uses — and such a download fails with `URLError.unsupportedURL` saying so. Data and upload transfers
+    /// work on any session.
     public var configuration: URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]

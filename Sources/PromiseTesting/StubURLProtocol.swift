@@ -96,6 +96,22 @@ final class StubURLProtocol: URLProtocol {
             withClient { $0.urlProtocol($1, didFailWithError: error) }
             return
         }
+        #if canImport(FoundationNetworking)
+        if task is URLSessionDownloadTask {
+            // swift-corelibs-foundation hands a download task's completion the file its own protocols wrote, and a
+            // custom protocol has none to give: the download would fail with an unexplained cannotOpenFile. The
+            // error says why, and what to do (a failure reported from here would reach no test: this is not the
+            // test's task).
+            let message =
+                "StubServer cannot serve a URLSessionDownloadTask on Linux (swift-corelibs-foundation gives a custom "
+                + "URLProtocol no file to write the body to): make the session with "
+                + "URLSession.withProgressReporting(configuration: server.configuration), whose downloads stream "
+                + "through data tasks (\(url.absoluteString))"
+            let error = URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: message])
+            withClient { $0.urlProtocol($1, didFailWithError: error) }
+            return
+        }
+        #endif
         let response = server.respond(request)
         let index = server.begin(request, response: response)
         progress.withLock { $0.transfer = (server, index) }

@@ -176,6 +176,26 @@ struct StubServerTests {
         await #expect(throws: URLError.self) { try await session.cancellableData(from: gone).async() }
     }
 
+    @Test func aDownloadOnASessionWithoutADelegate() async throws {
+        let server = StubServer { _ in .body(payload(5_000)) }
+        let session = URLSession(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let file = temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let download = session.cancellableDownload(from: server.url("/file"), to: file)
+        #if canImport(FoundationNetworking)
+        // Linux cannot: the error says why, and what to do, instead of an unexplained cannotOpenFile (-3001).
+        let error = await #expect(throws: URLError.self) { try await download.async() }
+        #expect(error?.code == .unsupportedURL)
+        let message = error?.localizedDescription ?? ""
+        #expect(message.contains("cannot serve a URLSessionDownloadTask on Linux"), "\(message)")
+        #expect(message.contains("URLSession.withProgressReporting(configuration: server.configuration)"))
+        #else
+        let (url, _) = try await download.async()
+        #expect(try Data(contentsOf: url) == payload(5_000))
+        #endif
+    }
+
     @Test func aConditionMayReadTheServerItWaitsOn() async throws {
         // The condition runs outside the server's lock: reading `server.transfers` in it deadlocked (Linux) or
         // trapped (Darwin), both when it was first checked and on each update.
