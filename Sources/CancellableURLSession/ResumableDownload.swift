@@ -329,7 +329,7 @@ public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConverti
     case bodyLongerThanAnnounced(totalBytes: Int64)
     /// A resumable download's request carries its own `Range` header (given here). A resumable download is of the
     /// whole file — a resume asks for the rest of it — so it was refused before any request, and no file was made.
-    /// `URLSession.cancellableDownload(for:to:verifying:progress:)` downloads the part a `Range` asks for.
+    /// `URLSession.cancellableDownload(for:to:verifying:file:line:progress:)` downloads the part a `Range` asks for.
     case rangeRequested(String)
 
     /// A sentence saying what the server answered.

@@ -53,16 +53,22 @@ extension URLSession {
     /// stopButton.onTap { page.cancel() }
     /// ```
     ///
-    /// - Parameter progress: bytes received so far — as they arrive on a session made by
-    ///   ``withProgressReporting(configuration:delegateQueue:)`` (or, from macOS 12 and iOS 15, on a session
-    ///   without a delegate), once at the end on any other session.
+    /// - Parameters:
+    ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
+    ///     check report if it is left pending (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
+    ///   - progress: bytes received so far — as they arrive on a session made by
+    ///     ``withProgressReporting(configuration:delegateQueue:)`` (or, from macOS 12 and iOS 15, on a session
+    ///     without a delegate), once at the end on any other session.
     /// - Returns: the body and the response. A status outside 200–299 rejects with ``HTTPStatusError``
     ///   (carrying the response and the body); a network failure rejects with the `URLError`.
     public func cancellableData(
         for request: URLRequest,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
-        CancellablePromise { resolver in
+        CancellablePromise(file: file, line: line) { resolver in
             let task: URLSessionTask
             let cancel: @Sendable () -> Void
             if let router = transferRouter {
@@ -94,9 +100,11 @@ extension URLSession {
     /// ```
     public func cancellableData(
         from url: URL,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
-        cancellableData(for: URLRequest(url: url), progress: progress)
+        cancellableData(for: URLRequest(url: url), file: file, line: line, progress: progress)
     }
 
     /// Downloads `request` to the file at `destination`; `cancel()` cancels the transfer.
@@ -113,7 +121,7 @@ extension URLSession {
     /// is left as it was. A destination whose folder does not exist (`CocoaError.fileNoSuchFile`) or cannot be
     /// written (`.fileWriteNoPermission`), that is a folder (`.fileWriteFileExists`), or whose path has `..`
     /// (`.fileWriteInvalidFileName`) rejects at once, and nothing is sent. To pause and continue later, use
-    /// ``resumableDownload(for:to:verifying:progress:)``.
+    /// ``resumableDownload(for:to:verifying:file:line:progress:)``.
     ///
     /// A request with its own `Range` header downloads that part: the `206` answering it is the file (a server
     /// that ignores ranges answers `200` with the whole file, which is written instead). Without one, a `206` is not
@@ -122,16 +130,28 @@ extension URLSession {
     /// - Parameters:
     ///   - integrity: the length and/or SHA-256 the file must have; a mismatch rejects with
     ///     ``DownloadIntegrityError`` and leaves the destination as it was.
+    ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
+    ///     check report if it is left pending (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
     /// - Returns: the destination URL and the response.
     public func cancellableDownload(
         for request: URLRequest,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
         do {
-            let file = try FileDownload(request, to: destination, verifying: integrity, resumeData: nil)
-            return download(request, into: file, router: transferRouter, progress: progress)
+            let download = try FileDownload(request, to: destination, verifying: integrity, resumeData: nil)
+            return self.download(
+                request,
+                into: download,
+                router: transferRouter,
+                file: file,
+                line: line,
+                progress: progress
+            )
         } catch {
             return CancellablePromise(error: error)
         }
@@ -144,14 +164,23 @@ extension URLSession {
     /// stopButton.onTap { download.cancel() }
     /// ```
     ///
-    /// Behaves as ``cancellableDownload(for:to:verifying:progress:)``.
+    /// Behaves as ``cancellableDownload(for:to:verifying:file:line:progress:)``.
     public func cancellableDownload(
         from url: URL,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
-        cancellableDownload(for: URLRequest(url: url), to: destination, verifying: integrity, progress: progress)
+        cancellableDownload(
+            for: URLRequest(url: url),
+            to: destination,
+            verifying: integrity,
+            file: file,
+            line: line,
+            progress: progress
+        )
     }
 
     /// Downloads `request` to the file at `destination`, in a way that can pause and continue later from the byte
@@ -162,16 +191,18 @@ extension URLSession {
     /// download.pause().done { saved = $0 }                      // later: session.resumeDownload(saved!)
     /// ```
     ///
-    /// Behaves as ``cancellableDownload(for:to:verifying:progress:)``, except when it stops early: see
+    /// Behaves as ``cancellableDownload(for:to:verifying:file:line:progress:)``, except when it stops early: see
     /// ``ResumableDownload``. It downloads the whole file, which a resume continues: a request with its own `Range`
     /// header rejects at once with ``DownloadResumeError/rangeRequested(_:)``, and nothing is sent.
     public func resumableDownload(
         for request: URLRequest,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
-        resumable(request, progress: progress) { _, deliver in
+        resumable(request, file: file, line: line, progress: progress) { _, deliver in
             try FileDownload(request, to: destination, verifying: integrity, resumeData: deliver)
         }
     }
@@ -185,9 +216,18 @@ extension URLSession {
         from url: URL,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
-        resumableDownload(for: URLRequest(url: url), to: destination, verifying: integrity, progress: progress)
+        resumableDownload(
+            for: URLRequest(url: url),
+            to: destination,
+            verifying: integrity,
+            file: file,
+            line: line,
+            progress: progress
+        )
     }
 
     /// Continues a paused download from the byte where it stopped, from the URL it came from or from `request`
@@ -226,15 +266,20 @@ extension URLSession {
     ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
     ///   - withoutValidator: what to do with bytes no strong validator identifies: start over (the default), or
     ///     continue them if the server's total length is the same.
+    ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
+    ///     check report if it is left pending (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
     public func resumeDownload(
         _ resumeData: DownloadResumeData,
         from request: URLRequest? = nil,
         verifying integrity: DownloadIntegrity? = nil,
         withoutValidator: DownloadResumeData.WithoutValidator = .startOver,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         let request = request ?? URLRequest(url: resumeData.url)
-        return resumable(request, progress: progress) { router, deliver in
+        return resumable(request, file: file, line: line, progress: progress) { router, deliver in
             try FileDownload(
                 resuming: resumeData,
                 from: request.url ?? resumeData.url,
@@ -250,15 +295,24 @@ extension URLSession {
     /// live delivery, and what receives the resume data); rejected at once if `makeFile` throws.
     private func resumable(
         _ request: URLRequest,
+        file: StaticString,
+        line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        file makeFile: (TransferRouter?, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
+        into makeFile: (TransferRouter?, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
     ) -> ResumableDownload {
         let router = transferRouter
         let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
         do {
-            let file = try makeFile(router, deliver)
+            let download = try makeFile(router, deliver)
             return ResumableDownload(
-                promise: download(request, into: file, router: router, progress: progress),
+                promise: self.download(
+                    request,
+                    into: download,
+                    router: router,
+                    file: file,
+                    line: line,
+                    progress: progress
+                ),
                 resumeData: resumeData
             )
         } catch {
@@ -272,32 +326,38 @@ extension URLSession {
     /// decide, under the promise's cancellation lock: the cancel handler only stops the task.
     private func download(
         _ request: URLRequest,
-        into file: FileDownload,
+        into download: FileDownload,
         router: TransferRouter?,
+        file: StaticString,
+        line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
-        let request = file.prepare(request)
-        return CancellablePromise(deciding: { resolver in
-            let task: URLSessionTask
-            let cancel: @Sendable () -> Void
-            if let router {
-                task = dataTask(with: request)
-                cancel = router.register(
-                    TransferDelegate(sink: .file(file, resolver), reportsUpload: false, progress: progress),
-                    for: task
-                )
-            } else {
-                task = downloadTask(with: request) { location, response, error in
-                    Self.completeDownload(file, resolver, location, response, error, progress: progress)
+        let request = download.prepare(request)
+        return CancellablePromise(
+            file: file,
+            line: line,
+            deciding: { resolver in
+                let task: URLSessionTask
+                let cancel: @Sendable () -> Void
+                if let router {
+                    task = dataTask(with: request)
+                    cancel = router.register(
+                        TransferDelegate(sink: .file(download, resolver), reportsUpload: false, progress: progress),
+                        for: task
+                    )
+                } else {
+                    task = downloadTask(with: request) { location, response, error in
+                        Self.completeDownload(download, resolver, location, response, error, progress: progress)
+                    }
+                    cancel = { task.cancel() }
                 }
-                cancel = { task.cancel() }
+                task.resume()
+                return { _ in
+                    download.hooks.willCancelTask?()
+                    cancel()
+                }
             }
-            task.resume()
-            return { _ in
-                file.hooks.willCancelTask?()
-                cancel()
-            }
-        })
+        )
     }
 
     /// Uploads `body` with `request` (its method, `POST` if unset) and loads the response into memory.
@@ -308,18 +368,24 @@ extension URLSession {
     /// URLSession.shared.cancellableUpload(for: request, from: photo).done { _, response in … }
     /// ```
     ///
-    /// - Parameter progress: bytes *sent* so far (live on a ``withProgressReporting(configuration:delegateQueue:)``
-    ///   session, or from macOS 12 and iOS 15 on a session without a delegate; once at the end otherwise).
+    /// - Parameters:
+    ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
+    ///     check report if it is left pending (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
+    ///   - progress: bytes *sent* so far (live on a ``withProgressReporting(configuration:delegateQueue:)``
+    ///     session, or from macOS 12 and iOS 15 on a session without a delegate; once at the end otherwise).
     public func cancellableUpload(
         for request: URLRequest,
         from body: Data,
+        file: StaticString = #fileID,
+        line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
         var request = request
         if request.httpMethod == nil || request.httpMethod == "GET" {
             request.httpMethod = "POST"
         }
-        return CancellablePromise { resolver in
+        return CancellablePromise(file: file, line: line) { resolver in
             let task: URLSessionTask
             let cancel: @Sendable () -> Void
             if let router = transferRouter {

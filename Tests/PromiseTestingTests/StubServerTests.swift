@@ -196,6 +196,31 @@ struct StubServerTests {
         #endif
     }
 
+    @Test func aTransferLeftPendingIsReportedAtTheCallersLine() async throws {
+        guard PromiseDiagnostics.recordsCreationSites else { return }
+        let server = StubServer { _ in .stall }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let file = temporaryFile()
+        let keep = Shared<[CancellablePromise<Void>]>([])
+        let first = #line + 5
+        await withKnownIssue {
+            // Each method that makes a promise for its caller records the caller's line, not the library's.
+            await withNoPromisesLeftPending {
+                keep.withLock {
+                    $0.append(session.cancellableData(from: server.url("/a")).asVoid())
+                    $0.append(session.cancellableUpload(for: URLRequest(url: server.url("/b")), from: Data()).asVoid())
+                    $0.append(session.cancellableDownload(from: server.url("/c"), to: file).asVoid())
+                    $0.append(session.resumableDownload(from: server.url("/d"), to: file).promise.asVoid())
+                }
+            }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return (first..<first + 4).allSatisfy { text.contains("PromiseTestingTests/StubServerTests.swift:\($0)") }
+        }
+        for promise in keep.current { promise.cancel() }
+    }
+
     @Test func aConditionMayReadTheServerItWaitsOn() async throws {
         // The condition runs outside the server's lock: reading `server.transfers` in it deadlocked (Linux) or
         // trapped (Darwin), both when it was first checked and on each update.
