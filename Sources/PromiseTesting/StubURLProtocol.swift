@@ -156,7 +156,12 @@ final class StubURLProtocol: URLProtocol {
             let delay = step.multipliedReportingOverflow(by: UInt64(k))
             let after: DispatchTimeInterval =
                 delay.overflow || delay.partialValue > UInt64(Int.max) ? .never : .nanoseconds(Int(delay.partialValue))
-            scheduled.append(server.clock.schedule(after: after) { this.value.chunkIsDue(k) })
+            let due: @Sendable () -> Void = { this.value.chunkIsDue(k) }
+            if let clock = server.clock as? TestClock {
+                scheduled.append(clock.schedule(after: after, pacingStub: true, due))
+            } else {
+                scheduled.append(server.clock.schedule(after: after, due))
+            }
         }
         let alreadyEnded = progress.withLock { progress in
             if !progress.ended { progress.timers = scheduled }

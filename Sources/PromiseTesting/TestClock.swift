@@ -34,6 +34,8 @@ public final class TestClock: PromiseClock, Sendable {
     private struct Entry {
         let deadline: UInt64
         let sequence: UInt64
+        /// A ``StubServer``'s timer, pacing a body: not one of the code under test's, which `waitForTimers` counts.
+        let pacesStub: Bool
         let work: @Sendable () -> Void
     }
 
@@ -43,6 +45,9 @@ public final class TestClock: PromiseClock, Sendable {
         var entries: [Entry] = []
         /// Counts schedules and cancellations: `await advance` settles until it stops changing.
         var activity: UInt64 = 0
+
+        /// The pending timers of the code under test: every one but a ``StubServer``'s pacing.
+        var codeTimers: Int { entries.count { !$0.pacesStub } }
     }
 
     /// Waited on by `waitForTimers(count:)`.
@@ -81,11 +86,22 @@ public final class TestClock: PromiseClock, Sendable {
     }
 
     public func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
+        schedule(after: delay, pacingStub: false, work)
+    }
+
+    /// ``schedule(after:_:)`` for a ``StubServer`` pacing a body (`pacingStub`), whose timers
+    /// `waitForTimers(count:)` does not count.
+    func schedule(
+        after delay: DispatchTimeInterval,
+        pacingStub: Bool,
+        _ work: @escaping @Sendable () -> Void
+    ) -> PromiseTimer {
         let sequence = withState { state in
             state.sequence += 1
             state.activity += 1
             let deadline = delay.nanosecondsOrNever.map { Self.add(state.now, $0) } ?? .max
-            state.entries.append(Entry(deadline: deadline, sequence: state.sequence, work: work))
+            let entry = Entry(deadline: deadline, sequence: state.sequence, pacesStub: pacingStub, work: work)
+            state.entries.append(entry)
             return state.sequence
         }
         return PromiseTimer { [self] in
@@ -97,8 +113,9 @@ public final class TestClock: PromiseClock, Sendable {
         }
     }
 
-    /// Returns once at least `count` timers are pending: the deterministic way to wait for code running on
-    /// another thread — a retry whose attempt failed on a session's queue — to have started its timer.
+    /// Returns once at least `count` timers of the code under test are pending: the deterministic way to wait for
+    /// code running on another thread — a retry whose attempt failed on a session's queue — to have started its
+    /// timer. A ``StubServer``'s timers pacing a body on this clock are not counted (``pendingTimers`` counts them).
     ///
     /// ```swift
     /// let profile = loader.load()            // retry(3, delay: 1, backoff: 2) + timeout(seconds: 30)
@@ -119,9 +136,9 @@ public final class TestClock: PromiseClock, Sendable {
         line: UInt = #line,
         column: UInt = #column
     ) async -> Bool {
-        if await state.wait(until: { $0.entries.count >= count }, timeout: timeout) { return true }
+        if await state.wait(until: { $0.codeTimers >= count }, timeout: timeout) { return true }
         guard !Task.isCancelled else { return false }
-        let pending = state.read { $0.entries.count }
+        let pending = state.read(\.codeTimers)
         reportTestFailure(
             "TestClock waited \(timeout) s for \(count) pending timer\(count == 1 ? "" : "s") in vain; "
                 + "\(pending) \(pending == 1 ? "is" : "are") pending",

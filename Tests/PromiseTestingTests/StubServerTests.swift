@@ -311,6 +311,28 @@ struct WaitTimeoutTests {
         }
     }
 
+    @Test func waitForTimersCountsTheCodesTimersNotTheStubsPacing() async throws {
+        let clock = TestClock()
+        let server = StubServer(clock: clock) { _ in .body(payload(3_000), chunkSize: 1_000, every: .seconds(1)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let download = session.cancellableData(from: server.url("/paced"))
+        await server.waitForRequests(1)
+        #expect(clock.pendingTimers == 2, "the stub paces the two chunks after the first")
+        // The article's pattern — wait for the app's timer, then advance — must not be satisfied by the stub's.
+        await withKnownIssue {
+            await clock.waitForTimers(count: 1, timeout: 0.2)
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("for 1 pending timer in vain; 0 are pending") }
+        }
+        let delay: Guarantee<Void> = after(seconds: 5, clock: clock)
+        #expect(await clock.waitForTimers(count: 1, timeout: 5))
+        #expect(clock.pendingTimers == 3)
+        download.cancel()
+        await clock.run()
+        #expect(delay.isResolved)
+    }
+
     @Test func aCancelledWaitReturnsAtOnceWithoutFailing() async {
         let server = StubServer { _ in .body(Data()) }
         let clock = TestClock()
