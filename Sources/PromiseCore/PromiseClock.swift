@@ -53,11 +53,18 @@ public struct PromiseTimer: Sendable {
 /// after(seconds: 1, clock: clock).done { print("a second later") }
 /// ```
 public struct DispatchClock: PromiseClock {
+    /// What watches this clock's timers: PromiseTesting's `withRealTimeForbidden`, if the clock was made inside it.
+    /// Kept with the clock, so that a timer that work started there schedules later — a retry's back-off, from a
+    /// queue — is watched too.
+    private let observer: (@Sendable (DispatchTimeInterval) -> Void)?
+
     /// Real time.
-    public init() {}
+    public init() {
+        observer = PromiseClocks.realTimeObserver
+    }
 
     public func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
-        if let observe = PromiseClocks.realTimeObserver {
+        if let observe = observer ?? PromiseClocks.realTimeObserver {
             observe(delay)
         }
         // DispatchWorkItem is thread-safe but not marked Sendable by swift-corelibs-libdispatch.
