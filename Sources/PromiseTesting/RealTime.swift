@@ -51,7 +51,11 @@ public func withRealTimeForbidden<R>(
 ) async rethrows -> R {
     let watch = RealTimeWatch(at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     defer { watch.close() }
-    return try await PromiseClocks.$realTimeObserver.withValue(watch.observe, operation: operation, isolation: isolation)
+    return try await PromiseClocks.$realTimeObserver.withValue(
+        watch.observe,
+        operation: operation,
+        isolation: isolation
+    )
 }
 
 /// The real-time timers one `withRealTimeForbidden` saw: kept while its operation runs — they may be started on

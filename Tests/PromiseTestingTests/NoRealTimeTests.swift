@@ -115,8 +115,8 @@ struct NoRealTimeTests {
         }
     }
 
-    /// Only `DispatchClock` (and PromiseTesting's wait timeouts) may touch Dispatch's timers: a new `asyncAfter`, timer source or `Task.sleep` in the
-    /// library's sources would bypass the clock where no runtime check can see it.
+    /// Only `DispatchClock` (and PromiseTesting's wait timeouts) may touch Dispatch's timers: a new `asyncAfter`, timer
+    /// source or `Task.sleep` in the library's sources would bypass the clock where no runtime check can see it.
     @Test func onlyDispatchClockWaitsOnRealTimeInTheSources() throws {
         let sources = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
