@@ -26,7 +26,7 @@ extension CancellablePromise {
     ///
     ///     ```swift
     ///     let reply = fetch().timeout(seconds: 30, clock: clock)
-    ///     clock.advance(by: .seconds(30))   // reply rejects with TimeoutError, now
+    ///     await clock.advance(by: .seconds(30))   // reply rejects with TimeoutError, now
     ///     ```
     public func timeout(
         seconds: TimeInterval,

@@ -10,7 +10,7 @@ public import Dispatch
 /// let clock = TestClock()
 /// let reply = fetch().timeout(seconds: 30, clock: clock)    // per call
 /// withPromiseClock(clock) { model.refresh() }                // or for code that does not take a clock
-/// clock.advance(by: .seconds(30))                           // the timeout fires now, synchronously
+/// await clock.advance(by: .seconds(30))                     // the timeout fires now
 /// ```
 ///
 /// A clock of your own only has to run work no earlier than asked, once, unless its timer is cancelled first.
@@ -111,7 +111,7 @@ public enum PromiseClocks {
 /// let clock = TestClock()
 /// let model = withPromiseClock(clock) { SearchModel() }   // a model that keeps PromiseClocks.current
 /// withPromiseClock(clock) { model.search("swift") }       // its debounce and timeout use `clock`
-/// clock.advance(by: .milliseconds(300))
+/// await clock.advance(by: .milliseconds(300))
 /// ```
 ///
 /// The clock is a task-local value: tests running in parallel each see their own. Code that starts a timer

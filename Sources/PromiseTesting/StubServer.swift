@@ -16,8 +16,8 @@ public import FoundationNetworking
 /// let session = URLSession.withProgressReporting(configuration: server.configuration)
 /// let download = session.cancellableData(from: server.url("/file"))
 /// await server.waitForRequests(1)
-/// clock.advance(by: .milliseconds(450))   // 5 chunks sent
-/// download.cancel()                        // Stop
+/// await clock.advance(by: .milliseconds(450))   // 5 chunks sent
+/// download.cancel()                              // Stop
 /// await server.waitUntil { $0[0].state == .stoppedByClient }
 /// ```
 ///

@@ -60,9 +60,33 @@ public final class TestClock: PromiseClock, Sendable {
     /// A clock at time zero with no timers.
     public init() {}
 
-    /// How much virtual time has passed since the clock was made.
-    public var now: DispatchTimeInterval {
-        .nanoseconds(Int(clamping: state.read { $0.now }))
+    /// An instant of this clock's virtual time: how far it is from the clock's start.
+    ///
+    /// ```swift
+    /// let deadline = clock.now.advanced(by: .seconds(30))
+    /// await clock.advance(to: deadline)
+    /// ```
+    public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
+        /// Nanoseconds since the clock's start.
+        let nanoseconds: UInt64
+
+        /// The time from the clock's start to this instant.
+        public var sinceStart: DispatchTimeInterval { .nanoseconds(Int(clamping: nanoseconds)) }
+
+        /// This instant moved by `interval` (`.never`: past every finite instant); never before the clock's start.
+        public func advanced(by interval: DispatchTimeInterval) -> Instant {
+            Instant(nanoseconds: interval.nanosecondsOrNever.map { TestClock.add(nanoseconds, $0) } ?? .max - 1)
+        }
+
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+        /// `"3.5 s"` after the clock's start.
+        public var description: String { "\(Double(nanoseconds) / 1_000_000_000) s" }
+    }
+
+    /// The current instant of virtual time: the clock's start until the test moves it.
+    public var now: Instant {
+        Instant(nanoseconds: state.read { $0.now })
     }
 
     /// ``now`` in seconds: `clock.elapsed == 3` after `advance(by: .seconds(3))`.
@@ -154,6 +178,9 @@ public final class TestClock: PromiseClock, Sendable {
     /// let delay = retry(3, delay: 1, backoff: 2, clock: clock, on: nil) { flakyFetch() }
     /// clock.advance(by: .seconds(1))   // the second attempt runs inside this call
     /// ```
+    ///
+    /// In an `async` function the compiler picks `await advance(by:)`, which also lets the main queue catch up:
+    /// write `await clock.advance(by:)` there.
     public func advance(by interval: DispatchTimeInterval) {
         let target = deadline(after: interval)
         while let entry = takeFirst(dueBy: target) {
@@ -165,6 +192,18 @@ public final class TestClock: PromiseClock, Sendable {
     /// `advance(by:)` by a number of seconds: `clock.advance(by: 0.25)`.
     public func advance(by seconds: TimeInterval) {
         advance(by: DispatchTimeInterval(clampingSeconds: seconds))
+    }
+
+    /// Moves time forward to `deadline` as `advance(by:)` does; an instant already past changes nothing.
+    ///
+    /// ```swift
+    /// clock.advance(to: clock.now.advanced(by: .seconds(30)))
+    /// ```
+    public func advance(to deadline: Instant) {
+        while let entry = takeFirst(dueBy: deadline.nanoseconds) {
+            entry.work()
+        }
+        reach(deadline.nanoseconds)
     }
 
     /// Fires every timer that will ever fire, advancing time to each one's deadline, until none is left but
@@ -216,6 +255,20 @@ public final class TestClock: PromiseClock, Sendable {
     /// `await advance(by:)` by a number of seconds.
     public func advance(by seconds: TimeInterval, isolation: isolated (any Actor)? = #isolation) async {
         await advance(by: DispatchTimeInterval(clampingSeconds: seconds))
+    }
+
+    /// Moves time forward to `deadline` as `await advance(by:)` does, letting the main queue catch up.
+    ///
+    /// ```swift
+    /// await clock.advance(to: clock.now.advanced(by: .seconds(30)))
+    /// ```
+    public func advance(to deadline: Instant, isolation: isolated (any Actor)? = #isolation) async {
+        await settle()
+        while let entry = takeFirst(dueBy: deadline.nanoseconds) {
+            entry.work()
+            await settle()
+        }
+        reach(deadline.nanoseconds)
     }
 
     /// Fires every timer that will ever fire like ``run(limit:fileID:filePath:line:column:)``, letting the main queue
@@ -297,11 +350,129 @@ public final class TestClock: PromiseClock, Sendable {
         (a.deadline, a.sequence) < (b.deadline, b.sequence)
     }
 
-    private static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    fileprivate static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow || sum == .max ? .max - 1 : sum
     }
 
+}
+
+// MARK: - Swift's Clock
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension TestClock.Instant: InstantProtocol {
+    @_disfavoredOverload
+    public func advanced(by duration: Duration) -> TestClock.Instant {
+        advanced(by: DispatchTimeInterval(duration))
+    }
+
+    public func duration(to other: TestClock.Instant) -> Duration {
+        other.nanoseconds >= nanoseconds
+            ? .nanoseconds(Int64(clamping: other.nanoseconds - nanoseconds))
+            : .nanoseconds(-Int64(clamping: nanoseconds - other.nanoseconds))
+    }
+}
+
+/// `TestClock` is a Swift `Clock` (from macOS 13 and iOS 16), so code written against `any Clock<Duration>` tests
+/// with it as swift-clocks' `TestClock` does: `sleep(until:)` waits for the test to move the clock, and counts as a
+/// pending timer.
+///
+/// ```swift
+/// let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
+/// await clock.waitForTimers(count: 1)
+/// await clock.advance(by: .seconds(5))      // the sleep returns
+/// ```
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension TestClock: Clock {
+    public typealias Duration = Swift.Duration
+
+    /// One nanosecond.
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// Returns once the test has moved the clock to `deadline` (at once if it is there already); throws
+    /// `CancellationError`, and stops its timer, if the task is cancelled first.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        guard deadline > now else { return }
+        let sleep = Sleep()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                let timer = schedule(after: now.duration(to: deadline).dispatchInterval) { sleep.end(nil) }
+                sleep.start(continuation, timer: timer)
+            }
+        } onCancel: {
+            sleep.end(CancellationError())
+        }
+    }
+
+    /// `advance(by:)` by a `Duration` (`.seconds(1)` alone means a `DispatchTimeInterval`, as everywhere in the
+    /// library; pass a `Duration` value, or `Duration.seconds(1)`).
+    @_disfavoredOverload
+    public func advance(by duration: Duration) {
+        advance(by: DispatchTimeInterval(duration))
+    }
+
+    /// `await advance(by:)` by a `Duration`.
+    @_disfavoredOverload
+    public func advance(by duration: Duration, isolation: isolated (any Actor)? = #isolation) async {
+        await advance(by: DispatchTimeInterval(duration))
+    }
+}
+
+/// One `sleep(until:)`: ended once, by its timer or by cancellation, whichever comes first.
+private final class Sleep: Sendable {
+    private let state = Locked<(continuation: CheckedContinuation<Void, Error>?, timer: PromiseTimer?, ended: Error??)>(
+        (nil, nil, nil)
+    )
+
+    func start(_ continuation: CheckedContinuation<Void, Error>, timer: PromiseTimer) {
+        let ended = state.withLock { state -> Error?? in
+            guard state.ended == nil else { return state.ended }
+            state.continuation = continuation
+            state.timer = timer
+            return nil
+        }
+        if let ended {
+            timer.cancel()
+            if let error = ended { continuation.resume(throwing: error) } else { continuation.resume() }
+        }
+    }
+
+    func end(_ error: Error?) {
+        let taken = state.withLock { state -> (CheckedContinuation<Void, Error>?, PromiseTimer?)? in
+            guard state.ended == nil else { return nil }
+            state.ended = .some(error)
+            defer {
+                state.continuation = nil
+                state.timer = nil
+            }
+            return (state.continuation, state.timer)
+        }
+        guard let (continuation, timer) = taken else { return }
+        if error != nil { timer?.cancel() }
+        guard let continuation else { return }
+        if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension DispatchTimeInterval {
+    /// `duration` in nanoseconds, saturating; a negative one is zero.
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else {
+            self = .nanoseconds(0)
+            return
+        }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = overflow ? Int64.max : whole.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+        self = .nanoseconds(Int(clamping: total))
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension Duration {
+    /// This duration as a `DispatchTimeInterval`.
+    fileprivate var dispatchInterval: DispatchTimeInterval { DispatchTimeInterval(self) }
 }
 
 /// A clock that fires every timer at once, on the thread that schedules it, and counts the time it skipped.

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import PromiseCore
 import PromiseTesting
+import TestSupport
 import Testing
 
 /// TestClock and ImmediateClock: what fires, when, in which order, on which thread.
@@ -170,4 +171,61 @@ struct TestClockTests {
 
 enum TestError: Error {
     case flaky
+}
+
+/// TestClock as the test of an async function meets it: instants, `advance(to:)`, `Duration`s and Swift's `Clock`.
+@Suite(timeLimit(minutes: 1))
+struct TestClockInstantTests {
+    @Test func nowIsAnInstantAndAdvanceToMovesThere() async {
+        let clock = TestClock()
+        let fired = Shared<[Int]>([])
+        _ = clock.schedule(after: .seconds(2)) { fired.append(2) }
+        _ = clock.schedule(after: .seconds(5)) { fired.append(5) }
+        let deadline = clock.now.advanced(by: .seconds(3))
+        await clock.advance(to: deadline)
+        #expect(clock.now == deadline && fired.current == [2])
+        await clock.advance(to: deadline.advanced(by: .seconds(2)))
+        #expect(fired.current == [2, 5])
+        #expect(clock.now.sinceStart == .nanoseconds(5_000_000_000))
+        await clock.advance(to: deadline)  // in the past: nothing moves back
+        #expect(clock.elapsed == 5)
+    }
+
+    @Test func theSynchronousAdvanceToServesSynchronousTests() {
+        let clock = TestClock()
+        let fired = Shared(0)
+        _ = clock.schedule(after: .seconds(1)) { fired.increment() }
+        clock.advance(to: clock.now.advanced(by: .seconds(1)))
+        #expect(fired.current == 1)
+    }
+
+    /// Code written against Swift's `Clock`, as an app that adopted swift-clocks' style has it.
+    static func fetchAfterDelay(clock: some Clock<Duration>) async throws -> Int {
+        try await clock.sleep(for: .seconds(5))
+        return 42
+    }
+
+    @Test func itIsASwiftClockWhoseSleepWaitsForTheTest() async throws {
+        guard #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) else { return }
+        let clock = TestClock()
+        let fetch = Task { try await Self.fetchAfterDelay(clock: clock) }
+        await clock.waitForTimers(count: 1)
+        #expect(clock.pendingDelays == [.nanoseconds(5_000_000_000)])
+        await clock.advance(by: Duration.seconds(4))
+        #expect(clock.pendingTimers == 1, "still sleeping")
+        await clock.advance(by: Duration.milliseconds(1_000))
+        #expect(try await fetch.value == 42)
+        try await clock.sleep(until: clock.now)  // a deadline already reached returns at once
+        #expect(clock.now.duration(to: clock.now.advanced(by: Duration.seconds(1))) == .seconds(1))
+    }
+
+    @Test func aCancelledSleepThrowsAndLeavesNoTimer() async throws {
+        guard #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) else { return }
+        let clock = TestClock()
+        let sleeper = Task { try await clock.sleep(for: .seconds(60)) }
+        await clock.waitForTimers(count: 1)
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(clock.pendingTimers == 0)
+    }
 }
