@@ -15,6 +15,8 @@ public import FoundationNetworking
 /// StubResponse.body(payload, chunkSize: 1_000).failing(after: 2_500) // the connection drops after 2,500 bytes
 /// StubResponse.body(payload, chunkSize: 1_000).stalling(after: 2_500)// then nothing more, ever
 /// StubResponse.stall                                                 // no answer at all
+/// StubResponse.refused                                               // the connection is refused
+/// StubResponse.body(payload).delayed(by: .seconds(5))                // headers after 5 virtual seconds
 /// ```
 public struct StubResponse: Sendable {
     /// How the response ends once ``limit`` bytes (or the whole body) are sent.
@@ -44,6 +46,11 @@ public struct StubResponse: Sendable {
     public var ending: Ending
     /// Whether any response is sent: `false` for ``stall`` (no status, no headers, nothing).
     public var answers: Bool
+    /// Fail the request with this error before any response, as a refused or unreachable connection does
+    /// (``refused``); `nil`: answer.
+    public var failureBeforeResponse: URLError.Code?
+    /// Virtual time, on the server's clock, before the status and headers are sent (``delayed(by:)``); `nil`: at once.
+    public var delay: DispatchTimeInterval?
 
     /// A response with every property given.
     public init(
@@ -54,7 +61,9 @@ public struct StubResponse: Sendable {
         interval: DispatchTimeInterval? = nil,
         limit: Int? = nil,
         ending: Ending = .finish,
-        answers: Bool = true
+        answers: Bool = true,
+        failureBeforeResponse: URLError.Code? = nil,
+        delay: DispatchTimeInterval? = nil
     ) {
         self.status = status
         self.headers = headers
@@ -64,6 +73,8 @@ public struct StubResponse: Sendable {
         self.limit = limit.map { max(0, $0) }
         self.ending = ending
         self.answers = answers
+        self.failureBeforeResponse = failureBeforeResponse
+        self.delay = delay
     }
 
     /// `status` (200 by default) with `body`, in chunks of `chunkSize` bytes sent `every` so often on the
@@ -88,7 +99,33 @@ public struct StubResponse: Sendable {
         StubResponse(answers: false)
     }
 
-    /// This response, cut off after `bytes` body bytes by a failure (`.networkConnectionLost` by default).
+    /// A connection refused: the request fails with `URLError.cannotConnectToHost` (or `code`) before any response,
+    /// as a mirror that is down does.
+    ///
+    /// ```swift
+    /// StubServer { _ in .refused }
+    /// ```
+    public static var refused: StubResponse { refused(with: .cannotConnectToHost) }
+
+    /// A request that fails with `code` before any response: `.timedOut`, `.cannotFindHost`, `.notConnectedToInternet`.
+    public static func refused(with code: URLError.Code) -> StubResponse {
+        StubResponse(failureBeforeResponse: code)
+    }
+
+    /// This response with its status and headers sent `delay` after the request, on the server's clock (a slow
+    /// server's first byte); the body follows as it would at once.
+    ///
+    /// ```swift
+    /// StubServer(clock: clock) { _ in StubResponse.body(payload).delayed(by: .seconds(5)) }
+    /// ```
+    public func delayed(by delay: DispatchTimeInterval) -> StubResponse {
+        var response = self
+        response.delay = delay
+        return response
+    }
+
+    /// This response, cut off after `bytes` body bytes by a failure (`.networkConnectionLost` by default): a
+    /// connection reset mid-body.
     public func failing(after bytes: Int, with code: URLError.Code = .networkConnectionLost) -> StubResponse {
         var response = self
         response.limit = max(0, bytes)

@@ -200,6 +200,15 @@ public struct StubTransfer: Sendable {
 
     /// The request as the stub received it: its `Range` and `If-Range` headers, for instance.
     public let request: URLRequest
+    /// The body the request sent — a `POST`'s form, an upload's data — from its `httpBody` or its `httpBodyStream`
+    /// (Apple's URLSession passes an upload's body as a stream); empty if it sent none. On Linux an upload task's
+    /// body is not passed to a `URLProtocol` at all: send it as the request's `httpBody` to see it here.
+    ///
+    /// ```swift
+    /// #expect(server.transfers[0].requestBody == Data("name=ada".utf8))
+    /// #expect(server.transfers[0].request.value(forHTTPHeaderField: "Authorization") == "Bearer t0ken")
+    /// ```
+    public let requestBody: Data
     /// The status answered.
     public let status: Int
     /// Body bytes sent so far.
@@ -212,5 +221,19 @@ public struct StubTransfer: Sendable {
     init(request: URLRequest, status: Int) {
         self.request = request
         self.status = status
+        requestBody = request.httpBody ?? request.httpBodyStream.map(Self.readAll) ?? Data()
+    }
+
+    /// Everything `stream` holds.
+    private static func readAll(_ stream: InputStream) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        stream.open()
+        defer { stream.close() }
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            guard count > 0 else { return data }
+            data.append(buffer, count: count)
+        }
     }
 }

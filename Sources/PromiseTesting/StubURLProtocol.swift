@@ -115,6 +115,33 @@ final class StubURLProtocol: URLProtocol {
         let response = server.respond(request)
         let index = server.begin(request, response: response)
         progress.withLock { $0.transfer = (server, index) }
+        if let code = response.failureBeforeResponse {
+            progress.withLock { $0.ended = true }
+            server.update {
+                $0[index].state = .failed(code)
+                $0[index].isStarted = true
+            }
+            withClient { $0.urlProtocol($1, didFailWithError: URLError(code)) }
+            return
+        }
+        guard let delay = response.delay else { return answer(response, to: url, server: server, index: index) }
+        // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
+        let this = UncheckedSendable(self)
+        let answer: @Sendable () -> Void = { this.value.answer(response, to: url, server: server, index: index) }
+        let timer =
+            (server.clock as? TestClock)?.schedule(after: delay, pacingStub: true, answer)
+            ?? server.clock.schedule(after: delay, answer)
+        let alreadyEnded = progress.withLock { progress in
+            if !progress.ended { progress.timers = [timer] }
+            return progress.ended
+        }
+        if alreadyEnded { timer.cancel() }
+        server.update { $0[index].isStarted = true }
+    }
+
+    /// Sends `response`'s status and headers, then its body as it says, for transfer `index` of `server`.
+    private func answer(_ response: StubResponse, to url: URL, server: StubServer, index: Int) {
+        guard !progress.withLock({ $0.stopped }) else { return }
         guard response.answers else {
             server.update {
                 $0[index].state = .stalled

@@ -221,6 +221,69 @@ struct StubServerTests {
         for promise in keep.current { promise.cancel() }
     }
 
+    @Test func aRefusedConnectionFailsBeforeAnyResponse() async throws {
+        let server = StubServer { request in
+            request.url?.path == "/down" ? .refused : .refused(with: .timedOut)
+        }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let refused = await #expect(throws: URLError.self) {
+            try await session.cancellableData(from: server.url("/down")).async()
+        }
+        #expect(refused?.code == .cannotConnectToHost)
+        let timedOut = await #expect(throws: URLError.self) {
+            try await session.cancellableData(from: server.url("/slow")).async()
+        }
+        #expect(timedOut?.code == .timedOut)
+        #expect(server.transfers.map(\.state) == [.failed(.cannotConnectToHost), .failed(.timedOut)])
+        #expect(server.transfers.allSatisfy { $0.bytesSent == 0 })
+    }
+
+    @Test func aDelayedResponseSendsItsHeadersWhenTheClockSaysSo() async throws {
+        let clock = TestClock()
+        let server = StubServer(clock: clock) { _ in StubResponse.body(payload(100)).delayed(by: .seconds(5)) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let data = session.cancellableData(from: server.url("/slow"))
+        await server.waitForRequests(1)
+        await clock.advance(by: .seconds(4))
+        #expect(data.isPending && server.transfers[0].bytesSent == 0)
+        await clock.advance(by: .seconds(1))
+        #expect(try await data.async().data == payload(100))
+
+        // Cancelled while waiting for its headers: the stub's timer goes with it.
+        let stopped = session.cancellableData(from: server.url("/stopped"))
+        await server.waitForRequests(2)
+        stopped.cancel()
+        await server.waitUntil { $0[1].state == .stoppedByClient }
+        #expect(clock.pendingTimers == 0)
+    }
+
+    @Test func aRequestsBodyAndHeadersAreRecorded() async throws {
+        let server = StubServer { _ in .status(201) }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        var request = URLRequest(url: server.url("/photos"))
+        request.setValue("Bearer t0ken", forHTTPHeaderField: "Authorization")
+        request.httpMethod = "POST"
+        let form = Data("name=ada&lang=swift".utf8)
+        request.httpBody = form
+        let started = Date()
+        _ = try await session.cancellableData(for: request).async()
+        print("a stubbed POST took \(Int(Date().timeIntervalSince(started) * 1_000)) ms")
+        let post = try #require(server.transfers.first)
+        #expect(post.request.httpMethod == "POST")
+        #expect(post.request.value(forHTTPHeaderField: "Authorization") == "Bearer t0ken")
+        #expect(post.requestBody == form)
+        #if !canImport(FoundationNetworking)
+        // An upload's body reaches a URLProtocol as a stream on Apple platforms; swift-corelibs-foundation does not
+        // pass it to a custom protocol at all.
+        let photo = payload(40_000)
+        _ = try await session.cancellableUpload(for: request, from: photo).async()
+        #expect(server.transfers.last?.requestBody == photo)
+        #endif
+    }
+
     @Test func aConditionMayReadTheServerItWaitsOn() async throws {
         // The condition runs outside the server's lock: reading `server.transfers` in it deadlocked (Linux) or
         // trapped (Darwin), both when it was first checked and on each update.
