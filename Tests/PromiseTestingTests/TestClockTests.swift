@@ -200,6 +200,7 @@ struct TestClockInstantTests {
     }
 
     /// Code written against Swift's `Clock`, as an app that adopted swift-clocks' style has it.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
     static func fetchAfterDelay(clock: some Clock<Duration>) async throws -> Int {
         try await clock.sleep(for: .seconds(5))
         return 42
