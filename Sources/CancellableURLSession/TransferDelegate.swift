@@ -48,6 +48,9 @@ final class TransferDelegate: @unchecked Sendable {
         if case .memory = sink { bodyAction = .collect } else { bodyAction = .write(truncating: false) }
     }
 
+    /// The announced length above which a refused body's transfer is stopped rather than left to complete.
+    static let refusedBodyWorthStopping: Int64 = 1_048_576
+
     /// Cancels the task, unless it was cancelled already; never between a question of URLSession's and its answer.
     func cancel(_ task: URLSessionTask) {
         isCancelled.withLock { isCancelled in
@@ -79,8 +82,11 @@ final class TransferDelegate: @unchecked Sendable {
         guard bodyAction != .cancel else {
             answer { completionHandler(.cancel) }
             // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
-            // so that no more than what is already buffered crosses the network.
-            return cancel(dataTask)
+            // so that no more than what is already buffered crosses the network — but only a body large enough to be
+            // worth it. There, cancelling a task at the instant it completes ends the process ("Trying to access a
+            // behaviour for a task that in not in the registry"), and a small body completes at once.
+            if response.expectedContentLength > Self.refusedBodyWorthStopping { cancel(dataTask) }
+            return
         }
         answer { completionHandler(.allow) }
     }
