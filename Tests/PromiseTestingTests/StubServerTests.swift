@@ -345,14 +345,12 @@ struct WaitTimeoutTests {
         let server = StubServer { _ in .body(payload(10)) }
         let session = URLSession.withProgressReporting(configuration: server.configuration)
         defer { session.invalidateAndCancel() }
-        let started = Date()
         await withKnownIssue {
             let arrived = await server.waitForRequests(1, timeout: 0.2)
             #expect(!arrived)
         } matching: { issue in
             issue.comments.contains { $0.rawValue.contains("waited 0.2 s for 1 request in vain; it saw: no request") }
         }
-        #expect(Date().timeIntervalSince(started) < 5)
 
         _ = try await session.cancellableData(from: server.url("/file")).async()
         await withKnownIssue {
@@ -399,15 +397,14 @@ struct WaitTimeoutTests {
     @Test func aCancelledWaitReturnsAtOnceWithoutFailing() async {
         let server = StubServer { _ in .body(Data()) }
         let clock = TestClock()
+        // Timeouts far beyond the suite's 1-minute limit: only the cancellation can end these waits in time.
         let waits = Task {
-            let requests = await server.waitForRequests(1)  // the default timeout, 10 s
-            let timers = await clock.waitForTimers(count: 1)
+            let requests = await server.waitForRequests(1, timeout: 600)
+            let timers = await clock.waitForTimers(count: 1, timeout: 600)
             return (requests, timers)
         }
-        let started = Date()
         waits.cancel()
         let (requests, timers) = await waits.value
         #expect(!requests && !timers)
-        #expect(Date().timeIntervalSince(started) < 5, "not the 10 s timeout")
     }
 }
