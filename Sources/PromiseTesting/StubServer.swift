@@ -155,11 +155,10 @@ public final class StubServer: Sendable {
         at site: CallSite,
         until predicate: @escaping @Sendable ([StubTransfer]) -> Bool
     ) async -> Bool {
-        if await recorded.wait(until: predicate, timeout: timeout) { return true }
-        guard !Task.isCancelled else { return false }
-        let seen = transfers.isEmpty ? "no request" : transfers.map(\.summary).joined(separator: "; ")
-        reportTestFailure("StubServer waited \(timeout) s for \(what) in vain; it saw: \(seen)", at: site)
-        return false
+        await recorded.wait(until: predicate, timeout: timeout, reportingAt: site) { transfers in
+            let seen = transfers.isEmpty ? "no request" : transfers.map(\.summary).joined(separator: "; ")
+            return "StubServer waited \(timeout) s for \(what) in vain; it saw: \(seen)"
+        }
     }
 
     /// Records a new transfer and returns its index.

@@ -160,15 +160,14 @@ public final class TestClock: PromiseClock, Sendable {
         line: UInt = #line,
         column: UInt = #column
     ) async -> Bool {
-        if await state.wait(until: { $0.codeTimers >= count }, timeout: timeout) { return true }
-        guard !Task.isCancelled else { return false }
-        let pending = state.read(\.codeTimers)
-        reportTestFailure(
+        await state.wait(
+            until: { $0.codeTimers >= count },
+            timeout: timeout,
+            reportingAt: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        ) { state in
             "TestClock waited \(timeout) s for \(count) pending timer\(count == 1 ? "" : "s") in vain; "
-                + "\(pending) \(pending == 1 ? "is" : "are") pending",
-            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
-        )
-        return false
+                + "\(state.codeTimers) \(state.codeTimers == 1 ? "is" : "are") pending"
+        }
     }
 
     /// Moves time forward by `interval`, firing every timer that falls due, in deadline order, on this thread;

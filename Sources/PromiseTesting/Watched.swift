@@ -71,6 +71,20 @@ final class Watched<Value>: @unchecked Sendable {
         }
     }
 
+    /// ``wait(until:timeout:)`` for a test: if `timeout` passes first, fails the test at `site` with what `failure`
+    /// says of the value then (what was waited for, and what was seen instead). A cancelled wait fails nothing.
+    func wait(
+        until isReady: @escaping (Value) -> Bool,
+        timeout: TimeInterval,
+        reportingAt site: CallSite,
+        failure: (Value) -> String
+    ) async -> Bool {
+        if await wait(until: isReady, timeout: timeout) { return true }
+        guard !Task.isCancelled else { return false }
+        reportTestFailure(failure(read { $0 }), at: site)
+        return false
+    }
+
     /// Resumes `waiter` if its condition holds for `value` (the value at `version`); otherwise puts it back on the
     /// list — or, if an update came since `version`, checks it against that one.
     private func check(_ waiter: Waiter, against value: Value, version: Int) {
