@@ -30,8 +30,8 @@ final class TransferDelegate: @unchecked Sendable {
     private let sink: Sink
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let reportsUpload: Bool
-    /// Whether ``cancel(_:)`` cancelled the task; its lock also covers each answer to URLSession.
-    private let isCancelled = Locked(false)
+    /// Cancels the task at most once and never after its completion; its lock also covers each answer to URLSession.
+    private let cancellation = TaskCancellation()
     /// Where a test cancels the transfer just before an answer; read once, when the transfer is made.
     private let hooks = DownloadHooks.current
     /// What happens to the response's body: collected for a data or upload transfer; for a download, what its file
@@ -48,25 +48,17 @@ final class TransferDelegate: @unchecked Sendable {
         if case .memory = sink { bodyAction = .collect } else { bodyAction = .write(truncating: false) }
     }
 
-    /// The announced length above which a refused body's transfer is stopped rather than left to complete.
-    static let refusedBodyWorthStopping: Int64 = 1_048_576
-
-    /// Cancels the task, unless it was cancelled already; never between a question of URLSession's and its answer.
+    /// Cancels the task, unless it was cancelled already or has completed; never between a question of URLSession's
+    /// and its answer.
     func cancel(_ task: URLSessionTask) {
-        isCancelled.withLock { isCancelled in
-            guard !isCancelled else { return }
-            isCancelled = true
-            task.cancel()
-        }
+        cancellation.cancel(task)
     }
 
     /// Gives URLSession the answer it waits for — `answer` calls its completion handler — unless the task was
     /// cancelled (then it ends without one).
     private func answer(_ answer: () -> Void) {
         hooks.willAnswer?()
-        isCancelled.withLock { isCancelled in
-            if !isCancelled { answer() }
-        }
+        cancellation.ifNotCancelled(answer)
     }
 
     func urlSession(
@@ -82,10 +74,8 @@ final class TransferDelegate: @unchecked Sendable {
         guard bodyAction != .cancel else {
             answer { completionHandler(.cancel) }
             // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
-            // so that no more than what is already buffered crosses the network — but only a body large enough to be
-            // worth it. There, cancelling a task at the instant it completes ends the process ("Trying to access a
-            // behaviour for a task that in not in the registry"), and a small body completes at once.
-            if response.expectedContentLength > Self.refusedBodyWorthStopping { cancel(dataTask) }
+            // so that no more than what is already buffered crosses the network.
+            cancel(dataTask)
             return
         }
         answer { completionHandler(.allow) }
@@ -136,6 +126,7 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        cancellation.complete()
         let response = response ?? task.response
         switch sink {
         case .memory(let resolver):

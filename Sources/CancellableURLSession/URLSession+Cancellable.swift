@@ -38,11 +38,20 @@ extension URLSession {
     /// `URLSession.shared`). Its delegate belongs to the library: do not use the session with delegate-based
     /// APIs of your own. Like any session with a delegate, it lives until it is invalidated: call
     /// `finishTasksAndInvalidate()` when you no longer need it (running transfers finish first).
+    ///
+    /// On Linux the session has no URL cache, whatever `configuration` says: swift-corelibs-foundation ends the
+    /// process when a transfer that is looking its response up in a cache is cancelled.
     public static func withProgressReporting(
         configuration: URLSessionConfiguration = .default,
         delegateQueue: OperationQueue? = nil
     ) -> URLSession {
-        URLSession(configuration: configuration, delegate: TransferRouter(), delegateQueue: delegateQueue)
+        #if canImport(FoundationNetworking)
+        // swift-corelibs-foundation: a data task that looks its response up in a URL cache can be cancelled into a
+        // crash (see `taskIntoMemory`), and every transfer of this session is a data task.
+        let configuration = configuration.copy() as! URLSessionConfiguration
+        configuration.urlCache = nil
+        #endif
+        return URLSession(configuration: configuration, delegate: TransferRouter(), delegateQueue: delegateQueue)
     }
 
     /// Loads `request` into memory; `cancel()` cancels the transfer and closes the connection.
@@ -52,6 +61,11 @@ extension URLSession {
     /// page.done { data, response in show(data) }.catch { show($0) }
     /// stopButton.onTap { page.cancel() }
     /// ```
+    ///
+    /// On Linux, on a session with a URL cache (other than one made by
+    /// ``withProgressReporting(configuration:delegateQueue:)``, which has none there), the transfer is a download task
+    /// whose file is read into memory: swift-corelibs-foundation can end the process when a data task is cancelled
+    /// while it looks its response up in the cache.
     ///
     /// - Parameters:
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
@@ -78,15 +92,17 @@ extension URLSession {
                     for: task
                 )
             } else {
-                task = dataTask(with: request) { data, response, error in
-                    let outcome = Self.outcome(of: data ?? Data(), response, error)
+                let cancellation = TaskCancellation()
+                task = taskIntoMemory(for: request, uploading: nil) { data, response, error in
+                    cancellation.complete()
+                    let outcome = Self.outcome(of: data, response, error)
                     if case .success(let (data, _)) = outcome {
                         let size = Int64(data.count)
                         progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
                     }
                     resolver.resolve(outcome)
                 }
-                cancel = { task.cancel() }
+                cancel = { cancellation.cancel(task) }
             }
             task.resume()
             return cancel
@@ -346,10 +362,12 @@ extension URLSession {
                         for: task
                     )
                 } else {
+                    let cancellation = TaskCancellation()
                     task = downloadTask(with: request) { location, response, error in
+                        cancellation.complete()
                         Self.completeDownload(download, resolver, location, response, error, progress: progress)
                     }
-                    cancel = { task.cancel() }
+                    cancel = { cancellation.cancel(task) }
                 }
                 task.resume()
                 return { _ in
@@ -367,6 +385,9 @@ extension URLSession {
     /// request.httpMethod = "PUT"
     /// URLSession.shared.cancellableUpload(for: request, from: photo).done { _, response in … }
     /// ```
+    ///
+    /// On Linux, on a session with a URL cache, the transfer is a download task carrying `body`, as for
+    /// ``cancellableData(for:file:line:progress:)``.
     ///
     /// - Parameters:
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
@@ -396,18 +417,70 @@ extension URLSession {
                 )
             } else {
                 let size = Int64(body.count)
-                task = uploadTask(with: request, from: body) { data, response, error in
+                let cancellation = TaskCancellation()
+                task = taskIntoMemory(for: request, uploading: body) { data, response, error in
+                    cancellation.complete()
                     if error == nil {
                         progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
                     }
-                    resolver.resolve(Self.outcome(of: data ?? Data(), response, error))
+                    resolver.resolve(Self.outcome(of: data, response, error))
                 }
-                cancel = { task.cancel() }
+                cancel = { cancellation.cancel(task) }
             }
             task.resume()
             return cancel
         }
     }
+
+    /// A task that loads the response to `request` (sending `body`, if any) into memory and hands it to
+    /// `completion`, on a session without live delivery.
+    ///
+    /// On swift-corelibs-foundation a data or upload task on a session with a URL cache looks its response up in
+    /// the cache on a background queue before it starts, and a cancellation made meanwhile can be carried out after
+    /// the task has completed and been forgotten, which ends the process ("Trying to access a behaviour for a task
+    /// that in not in the registry"). A download task never looks in the cache: there, on such a session, the
+    /// transfer is a download task — which sends the request's body like an upload task — whose file is read into
+    /// memory. Unless the request goes to a `URLProtocol` of the app's (a stub, say), which swift-corelibs-foundation
+    /// gives no file to write a download to.
+    private func taskIntoMemory(
+        for request: URLRequest,
+        uploading body: Data?,
+        completion: @escaping @Sendable (Data, URLResponse?, Error?) -> Void
+    ) -> URLSessionTask {
+        #if canImport(FoundationNetworking)
+        if configuration.urlCache != nil, Self.isServedByFoundation(request, on: configuration) {
+            var request = request
+            if let body { request.httpBody = body }
+            return downloadTask(with: request) { location, response, error in
+                var data = Data()
+                if error == nil, let location {
+                    do {
+                        data = try Data(contentsOf: location)
+                    } catch {
+                        return completion(Data(), response, error)
+                    }
+                }
+                completion(data, response, error)
+            }
+        }
+        #endif
+        guard let body else {
+            return dataTask(with: request) { data, response, error in completion(data ?? Data(), response, error) }
+        }
+        return uploadTask(with: request, from: body) { data, response, error in
+            completion(data ?? Data(), response, error)
+        }
+    }
+
+    #if canImport(FoundationNetworking)
+    /// Whether the first of the session's protocols that can load `request` is one of FoundationNetworking's own.
+    private static func isServedByFoundation(_ request: URLRequest, on configuration: URLSessionConfiguration) -> Bool {
+        let own = (URLSessionConfiguration.default.protocolClasses ?? []).map(ObjectIdentifier.init)
+        let loaders = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
+        guard let loader = loaders.first(where: { $0.canInit(with: request) }) else { return false }
+        return own.contains(ObjectIdentifier(loader))
+    }
+    #endif
 
     /// Ends a download on a session without live delivery: the whole body arrived at `location` at once.
     private static func completeDownload(

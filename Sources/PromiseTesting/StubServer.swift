@@ -72,7 +72,8 @@ public final class StubServer: Sendable {
     }
 
     /// An ephemeral session configuration whose transfers this server (or any other `StubServer`) serves.
-    /// Requests to other hosts fail with `URLError.unsupportedURL`.
+    /// Requests to other hosts fail with `URLError.unsupportedURL`. It has no URL cache: every request reaches the
+    /// server, and is in ``transfers``.
     ///
     /// ```swift
     /// let session = URLSession.withProgressReporting(configuration: server.configuration)
@@ -85,6 +86,7 @@ public final class StubServer: Sendable {
     public var configuration: URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
+        configuration.urlCache = nil
         return configuration
     }
 

@@ -196,6 +196,22 @@ struct StubServerTests {
         #endif
     }
 
+    /// A stub's configuration has no URL cache, so every request reaches it; one given a cache still serves data
+    /// transfers on a plain session: on Linux the library does not turn them into download tasks (its way round
+    /// swift-corelibs-foundation's cache lookup) for an app's own `URLProtocol`, which cannot serve those.
+    @Test func everyRequestReachesTheStubWithOrWithoutAURLCache() async throws {
+        let server = StubServer { _ in .body(payload(1_000)) }
+        #expect(server.configuration.urlCache == nil)
+        let configuration = server.configuration
+        configuration.urlCache = URLCache(memoryCapacity: 1_048_576, diskCapacity: 0, diskPath: nil)
+        for session in [URLSession(configuration: server.configuration), URLSession(configuration: configuration)] {
+            defer { session.invalidateAndCancel() }
+            let (data, _) = try await session.cancellableData(from: server.url("/file")).async()
+            #expect(data == payload(1_000))
+        }
+        #expect(server.transfers.count == 2)
+    }
+
     @Test func aTransferLeftPendingIsReportedAtTheCallersLine() async throws {
         guard PromiseDiagnostics.recordsCreationSites else { return }
         let server = StubServer { _ in .stall }
