@@ -103,14 +103,14 @@ public final class StubServer: Sendable {
     /// await server.waitForRequests(1)
     /// ```
     ///
-    /// A request that never comes fails the test after `timeout` seconds of real time (10 by default), saying what
+    /// A request that never comes fails the test after `timeout` seconds of real time (60 by default), saying what
     /// arrived instead; a cancelled task stops waiting at once.
     ///
     /// - Returns: whether the requests arrived (`false`: the test has failed, or was cancelled).
     @discardableResult
     public func waitForRequests(
         _ count: Int,
-        timeout: TimeInterval = 10,
+        timeout: TimeInterval = 60,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
@@ -130,13 +130,13 @@ public final class StubServer: Sendable {
     /// await server.waitUntil { $0.first?.bytesSent == 500 }
     /// ```
     ///
-    /// If it does not hold within `timeout` seconds of real time (10 by default), the test fails with the transfers
+    /// If it does not hold within `timeout` seconds of real time (60 by default), the test fails with the transfers
     /// as they were; a cancelled task stops waiting at once.
     ///
     /// - Returns: whether `predicate` held (`false`: the test has failed, or was cancelled).
     @discardableResult
     public func waitUntil(
-        timeout: TimeInterval = 10,
+        timeout: TimeInterval = 60,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,

@@ -147,14 +147,14 @@ public final class TestClock: PromiseClock, Sendable {
     /// await clock.advance(by: .seconds(1))   // the second attempt starts
     /// ```
     ///
-    /// Timers that never come fail the test after `timeout` seconds of real time (10 by default), saying how many
+    /// Timers that never come fail the test after `timeout` seconds of real time (60 by default), saying how many
     /// were pending; a cancelled task stops waiting at once.
     ///
     /// - Returns: whether the timers were pending (`false`: the test has failed, or was cancelled).
     @discardableResult
     public func waitForTimers(
         count: Int,
-        timeout: TimeInterval = 10,
+        timeout: TimeInterval = 60,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
