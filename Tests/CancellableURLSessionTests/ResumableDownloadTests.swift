@@ -571,10 +571,13 @@ import FoundationNetworking
         #expect(hash.finalize().map { String(format: "%02x", $0) }.joined() == digest)
     }
 
-    @Test func sha256OfOneMillionAMatchesTheNISTVector() {
-        var hash = SHA256()
-        hash.update(Self.millionA)
-        #expect(hash.finalize().map { String(format: "%02x", $0) }.joined() == Self.millionADigest)
+    @Test func sha256OfOneMillionAMatchesTheNISTVector() async {
+        let digest = await onAThreadOfItsOwn {
+            var hash = SHA256()
+            hash.update(Self.millionA)
+            return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        }
+        #expect(digest == Self.millionADigest)
     }
 
     @Test func sha256FedInPiecesMatchesOneShot() {

@@ -116,6 +116,27 @@ package final class Latch: @unchecked Sendable {
     }
 }
 
+/// Runs `body` on a thread of its own (8 MiB of stack, as the main thread and the cooperative pool's threads have)
+/// and returns what it returns.
+///
+/// A test that computes for seconds must not do it on one of the cooperative pool's threads: there are as many as
+/// cores (two on CI), and the tasks of every test running in parallel need them. Before the heaviest tests moved
+/// here, a `Task` started by a PromiseTesting test waited 14 s for a thread in the full suite, and the test's 10-s
+/// `waitForTimers` failed. `body` runs outside the test's task: it returns what the test then checks with
+/// `#expect`, rather than recording issues itself.
+package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
+
+/// ``onAThreadOfItsOwn(_:)`` for a body that throws.
+package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await onAThreadOfItsOwn { Swift.Result { try body() } }.get()
+}
+
 /// Runs `body` on `count` threads released together by a gate, and returns when all have finished.
 package func runConcurrently(threads count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let gate = StartGate(parties: count)

@@ -21,57 +21,61 @@ import Testing
         return (0..<UInt64(count * soak)).map { offset + $0 }
     }
 
-    @Test func sequentialProgramsMatchTheReferenceModelExactly() {
-        for seed in Self.seeds(Self.sequentialPrograms, offset: 1) {
-            let program = Program.random(seed: seed)
-            let run = RealRun(program)
-            for event in program.events {
-                run.apply(event)
-            }
-            let model = ReferenceModel.run(program)
-            let actual = run.outcomes()
-            guard actual == model.outcomes, run.cancelHandlerRuns == model.cancelHandlerRuns else {
-                Issue.record(
-                    """
-                    seed \(seed): implementation and model disagree
-                    \(program)
-                    outcomes:     \(actual.map { $0?.description ?? "pending" })
-                    model:        \(model.outcomes.map { $0?.description ?? "pending" })
-                    cancels:      \(run.cancelHandlerRuns)
-                    model cancels: \(model.cancelHandlerRuns)
-                    """
-                )
-                return
-            }
-            guard run.checkInvariants(seed: seed) else { return }
-        }
-    }
-
-    @Test func concurrentProgramsStayWithinWhatTheModelAllows() {
-        for seed in Self.seeds(Self.concurrentPrograms, offset: 1_000_000) {
-            let program = Program.random(seed: seed)
-            let run = RealRun(program)
-            let threads = 3
-            runConcurrently(threads: threads) { thread in
-                for (index, event) in program.events.enumerated() where index % threads == thread {
+    /// The programs run on a thread of their own, not on one of the cooperative pool's, which other tests' tasks
+    /// need; each test records the first disagreement they find.
+    @Test func sequentialProgramsMatchTheReferenceModelExactly() async {
+        let disagreement = await onAThreadOfItsOwn { () -> String? in
+            for seed in Self.seeds(Self.sequentialPrograms, offset: 1) {
+                let program = Program.random(seed: seed)
+                let run = RealRun(program)
+                for event in program.events {
                     run.apply(event)
                 }
+                let model = ReferenceModel.run(program)
+                let actual = run.outcomes()
+                guard actual == model.outcomes, run.cancelHandlerRuns == model.cancelHandlerRuns else {
+                    return """
+                        seed \(seed): implementation and model disagree
+                        \(program)
+                        outcomes:     \(actual.map { $0?.description ?? "pending" })
+                        model:        \(model.outcomes.map { $0?.description ?? "pending" })
+                        cancels:      \(run.cancelHandlerRuns)
+                        model cancels: \(model.cancelHandlerRuns)
+                        """
+                }
+                if let broken = run.brokenInvariant(seed: seed) { return broken }
             }
-            guard run.checkInvariants(seed: seed) else { return }
-            let actual = run.outcomes().map { $0! }
-            let allowed = AllowedOutcomes(program)
-            for node in program.nodes.indices where !allowed.allowed(node, given: actual).contains(actual[node]) {
-                Issue.record(
-                    """
-                    seed \(seed): n\(node) ended as \(actual[node]), the model allows \
-                    \(allowed.allowed(node, given: actual))
-                    \(program)
-                    outcomes: \(actual)
-                    """
-                )
-                return
-            }
+            return nil
         }
+        if let disagreement { Issue.record(Comment(rawValue: disagreement)) }
+    }
+
+    @Test func concurrentProgramsStayWithinWhatTheModelAllows() async {
+        let disagreement = await onAThreadOfItsOwn { () -> String? in
+            for seed in Self.seeds(Self.concurrentPrograms, offset: 1_000_000) {
+                let program = Program.random(seed: seed)
+                let run = RealRun(program)
+                let threads = 3
+                runConcurrently(threads: threads) { thread in
+                    for (index, event) in program.events.enumerated() where index % threads == thread {
+                        run.apply(event)
+                    }
+                }
+                if let broken = run.brokenInvariant(seed: seed) { return broken }
+                let actual = run.outcomes().map { $0! }
+                let allowed = AllowedOutcomes(program)
+                for node in program.nodes.indices where !allowed.allowed(node, given: actual).contains(actual[node]) {
+                    return """
+                        seed \(seed): n\(node) ended as \(actual[node]), the model allows \
+                        \(allowed.allowed(node, given: actual))
+                        \(program)
+                        outcomes: \(actual)
+                        """
+                }
+            }
+            return nil
+        }
+        if let disagreement { Issue.record(Comment(rawValue: disagreement)) }
     }
 }
 
@@ -167,27 +171,23 @@ final class RealRun: @unchecked Sendable {
         }
     }
 
-    /// Every node resolved, every observer ran once, and each root's cancel handler ran iff it was cancelled.
-    func checkInvariants(seed: UInt64) -> Bool {
+    /// What is wrong with the run once every event was applied — a node never resolved, an observer that did not
+    /// run exactly once, a root whose cancel handler ran other than once if cancelled — or `nil`.
+    func brokenInvariant(seed: UInt64) -> String? {
         let outcomes = outcomes()
         for node in program.nodes.indices {
             guard let outcome = outcomes[node] else {
-                Issue.record("seed \(seed): n\(node) never resolved\n\(program)")
-                return false
+                return "seed \(seed): n\(node) never resolved\n\(program)"
             }
             guard observerCounts[node].current == 1 else {
-                Issue.record("seed \(seed): n\(node)'s observer ran \(observerCounts[node].current) times\n\(program)")
-                return false
+                return "seed \(seed): n\(node)'s observer ran \(observerCounts[node].current) times\n\(program)"
             }
             if case .root = program.nodes[node], cancelCounts[node].current != (outcome == .cancelled ? 1 : 0) {
                 let runs = cancelCounts[node].current
-                Issue.record(
-                    "seed \(seed): root n\(node) is \(outcome) but its cancel handler ran \(runs) times\n\(program)"
-                )
-                return false
+                return "seed \(seed): root n\(node) is \(outcome) but its cancel handler ran \(runs) times\n\(program)"
             }
         }
-        return true
+        return nil
     }
 }
 
