@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"]),
         .executable(name: "allocation-budgets", targets: ["AllocationBudgets"]),
+        .executable(name: "testing-scenarios", targets: ["TestingScenarios"]),
     ],
     dependencies: [
         .package(name: "PromiseCore", path: ".."),
@@ -37,6 +38,16 @@ let package = Package(
             ]
         ),
         .target(name: "MallocCounter"),
+        // How long tests written with PromiseTesting take, next to the floor of any stubbed transfer test.
+        .executableTarget(
+            name: "TestingScenarios",
+            dependencies: [
+                .product(name: "PromiseCore", package: "PromiseCore"),
+                .product(name: "Cancellable", package: "PromiseCore"),
+                .product(name: "CancellableURLSession", package: "PromiseCore"),
+                .product(name: "PromiseTesting", package: "PromiseCore"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
