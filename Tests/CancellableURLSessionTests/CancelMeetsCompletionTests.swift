@@ -51,7 +51,7 @@ import FoundationNetworking
     }
 
     @Test(
-        .timeLimit(.minutes(3)),
+        timeLimit(minutes: 3),
         arguments: DownloadIntegrationTests.Mode.allCases,
         [(Transfer.data, Canceller.anotherThreadAtOnce), (.data, .lastProgressReport), (.upload, .anotherThreadAtOnce)]
     )
