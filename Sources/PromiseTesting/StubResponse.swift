@@ -17,6 +17,7 @@ public import FoundationNetworking
 /// StubResponse.stall                                                 // no answer at all
 /// StubResponse.refused                                               // the connection is refused
 /// StubResponse.body(payload).delayed(by: .seconds(5))                // headers after 5 virtual seconds
+/// StubResponse.redirect(to: "/v2/file")                              // 302, followed to /v2/file
 /// ```
 public struct StubResponse: Sendable {
     /// How the response ends once ``limit`` bytes (or the whole body) are sent.
@@ -92,6 +93,41 @@ public struct StubResponse: Sendable {
     /// An error status — `404`, `503` — with an optional body.
     public static func status(_ status: Int, body: Data = Data(), headers: [String: String] = [:]) -> StubResponse {
         StubResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A redirect to `location` — a path on the same server, or another `StubServer`'s URL — with `status`: `301`,
+    /// `302` (the default), `303`, `307` or `308`.
+    ///
+    /// ```swift
+    /// let server = StubServer { request in
+    ///     request.url?.path == "/latest" ? .redirect(to: "/v2/file") : .body(payload)
+    /// }
+    /// let (data, response) = try await session.cancellableData(from: server.url("/latest")).async()
+    /// #expect(response.url == server.url("/v2/file"))
+    /// #expect(server.transfers.map(\.status) == [302, 200])
+    /// ```
+    ///
+    /// The stub follows it, as URLSession follows a server's: the app receives the answer to the request it leads
+    /// to, whose URL is the response's `url`, and both requests are in ``StubServer/transfers`` (the first one
+    /// ``StubTransfer/State/redirected(to:)``). After a `303`, and after a `301` or `302` answering a `POST`, the
+    /// next request is a `GET` without a body; after a `307` or `308` it repeats the method and the body. The 17th
+    /// redirect in a row fails the request with `URLError.httpTooManyRedirects`; one to a URL no `StubServer` serves
+    /// fails it with `URLError.unsupportedURL`. Any response with one of those statuses and a `Location` header is
+    /// followed the same way.
+    ///
+    /// The session's delegate is not asked (`urlSession(_:task:willPerformHTTPRedirection:newRequest:
+    /// completionHandler:)`): swift-corelibs-foundation gives a `URLProtocol` no way to redirect, so the stub follows
+    /// redirects itself, on every platform alike, and a test of the delegate's redirect policy needs a real server.
+    public static func redirect(to location: String, status: Int = 302) -> StubResponse {
+        StubResponse(status: status, headers: ["Location": location])
+    }
+
+    /// Where this response redirects a request for `url`: its `Location`, resolved against `url`, if its status is a
+    /// redirect's; `nil` otherwise.
+    func redirectLocation(from url: URL) -> URL? {
+        guard [301, 302, 303, 307, 308].contains(status) else { return nil }
+        let location = headers.first { $0.key.caseInsensitiveCompare("Location") == .orderedSame }?.value
+        return location.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
     }
 
     /// No answer at all: the request stays unanswered until the client cancels it (or its own timeout fires).

@@ -197,6 +197,9 @@ public struct StubTransfer: Sendable {
         case stalled
         /// The client stopped it (its task was cancelled) before it ended.
         case stoppedByClient
+        /// The response was a redirect to this URL, which the stub followed: the next transfer is its request
+        /// (``StubResponse/redirect(to:status:)``).
+        case redirected(to: URL)
     }
 
     /// The request as the stub received it: its `Range` and `If-Range` headers, for instance.

@@ -112,6 +112,15 @@ final class StubURLProtocol: URLProtocol {
             return
         }
         #endif
+        serve(request, on: server, redirects: 0)
+    }
+
+    /// The most redirects in a row the stub follows; the next one fails the request with `.httpTooManyRedirects`.
+    static let redirectLimit = 16
+
+    /// Answers `request` — the one the client sent, or one a redirect led to, the `redirects`-th in a row — as
+    /// `server` says: at once, or after the response's delay on the server's clock.
+    private func serve(_ request: URLRequest, on server: StubServer, redirects: Int) {
         let response = server.respond(request)
         let index = server.begin(request, response: response)
         progress.withLock { $0.transfer = (server, index) }
@@ -124,10 +133,14 @@ final class StubURLProtocol: URLProtocol {
             withClient { $0.urlProtocol($1, didFailWithError: URLError(code)) }
             return
         }
-        guard let delay = response.delay else { return answer(response, to: url, server: server, index: index) }
+        guard let delay = response.delay else {
+            return answer(response, to: request, server: server, index: index, redirects: redirects)
+        }
         // URLProtocol is not Sendable; this one's own state is behind its lock and its client is thread-safe.
         let this = UncheckedSendable(self)
-        let answer: @Sendable () -> Void = { this.value.answer(response, to: url, server: server, index: index) }
+        let answer: @Sendable () -> Void = {
+            this.value.answer(response, to: request, server: server, index: index, redirects: redirects)
+        }
         let timer =
             (server.clock as? TestClock)?.schedule(after: delay, pacingStub: true, answer)
             ?? server.clock.schedule(after: delay, answer)
@@ -139,15 +152,65 @@ final class StubURLProtocol: URLProtocol {
         server.update { $0[index].isStarted = true }
     }
 
-    /// Sends `response`'s status and headers, then its body as it says, for transfer `index` of `server`.
-    private func answer(_ response: StubResponse, to url: URL, server: StubServer, index: Int) {
-        guard !progress.withLock({ $0.stopped }) else { return }
+    /// Follows the redirect `response` answers `request` with, as URLSession follows a server's: the next request
+    /// goes to the `Location` (resolved against the request's URL), as a `GET` without a body after a `303`, or
+    /// after a `301` or `302` answering a `POST`; with the same method and body after a `307` or `308`.
+    private func follow(
+        _ response: StubResponse,
+        to location: URL,
+        from request: URLRequest,
+        server: StubServer,
+        index: Int,
+        redirects: Int
+    ) {
+        server.update {
+            $0[index].state = .redirected(to: location)
+            $0[index].isStarted = true
+        }
+        var next = request
+        next.url = location
+        if response.status == 303 || ([301, 302].contains(response.status) && request.httpMethod == "POST") {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+        }
+        let target = StubRegistry.shared.server(for: location.host).server
+        guard redirects < Self.redirectLimit, let target, location.host?.hasPrefix("stub-") == true else {
+            progress.withLock { $0.ended = true }
+            let error =
+                redirects < Self.redirectLimit
+                ? URLError(
+                    .unsupportedURL,
+                    userInfo: [
+                        NSLocalizedDescriptionKey:
+                            "a StubServer redirected to \(location.absoluteString), which no StubServer serves"
+                    ]
+                )
+                : URLError(.httpTooManyRedirects)
+            withClient { $0.urlProtocol($1, didFailWithError: error) }
+            return
+        }
+        serve(next, on: target, redirects: redirects + 1)
+    }
+
+    /// Sends `response`'s status and headers, then its body as it says, for transfer `index` of `server` — or
+    /// follows it, if it is a redirect.
+    private func answer(
+        _ response: StubResponse,
+        to request: URLRequest,
+        server: StubServer,
+        index: Int,
+        redirects: Int
+    ) {
+        guard !progress.withLock({ $0.stopped }), let url = request.url else { return }
         guard response.answers else {
             server.update {
                 $0[index].state = .stalled
                 $0[index].isStarted = true
             }
             return
+        }
+        if let location = response.redirectLocation(from: url) {
+            return follow(response, to: location, from: request, server: server, index: index, redirects: redirects)
         }
         var headers = response.headers
         if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {

@@ -255,6 +255,77 @@ struct StubServerTests {
         #expect(server.transfers.allSatisfy { $0.bytesSent == 0 })
     }
 
+    @Test func aRedirectIsFollowedToTheAnswerOfTheRequestItLeadsTo() async throws {
+        let mirror = StubServer { _ in .body(payload(300)) }
+        let server = StubServer { request in
+            switch request.url?.path {
+            case "/latest": .redirect(to: "/v2/file")
+            case "/elsewhere": .redirect(to: mirror.url("/file").absoluteString, status: 301)
+            default: .body(payload(200))
+            }
+        }
+        for mode in ["withProgressReporting", "plain"] {
+            let session =
+                mode == "plain"
+                ? URLSession(configuration: server.configuration)
+                : .withProgressReporting(configuration: server.configuration)
+            defer { session.invalidateAndCancel() }
+            let (data, response) = try await session.cancellableData(from: server.url("/latest")).async()
+            #expect(data == payload(200), "\(mode)")
+            #expect(response.url == server.url("/v2/file"), "\(mode)")
+            #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(mode)")
+            let (other, _) = try await session.cancellableData(from: server.url("/elsewhere")).async()
+            #expect(other == payload(300), "\(mode): another server's answer")
+        }
+        #expect(server.transfers.map(\.status) == [302, 200, 301, 302, 200, 301])
+        #expect(server.transfers[0].state == .redirected(to: server.url("/v2/file")))
+        #expect(server.transfers[1].request.url == server.url("/v2/file"))
+        #expect(server.transfers[2].state == .redirected(to: mirror.url("/file")))
+        #expect(mirror.transfers.map(\.state) == [.finished, .finished])
+    }
+
+    @Test func aRedirectKeepsOrDropsThePostAsURLSessionDoes() async throws {
+        let server = StubServer { request in
+            switch request.url?.path {
+            case "/see-other": .redirect(to: "/result", status: 303)
+            case "/found": .redirect(to: "/result", status: 302)
+            case "/temporary": .redirect(to: "/result", status: 307)
+            case "/permanent": .redirect(to: "/result", status: 308)
+            default: .status(200)
+            }
+        }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let form = Data("name=ada".utf8)
+        for path in ["/see-other", "/found", "/temporary", "/permanent"] {
+            var request = URLRequest(url: server.url(path))
+            request.httpMethod = "POST"
+            request.httpBody = form
+            _ = try await session.cancellableData(for: request).async()
+        }
+        let followed = server.transfers.filter { $0.request.url?.path == "/result" }
+        #expect(followed.map { $0.request.httpMethod ?? "GET" } == ["GET", "GET", "POST", "POST"])
+        #expect(followed.map(\.requestBody) == [Data(), Data(), form, form])
+    }
+
+    @Test func aRedirectLoopOrARedirectToNoStubFails() async throws {
+        let server = StubServer { request in
+            request.url?.path == "/loop" ? .redirect(to: "/loop") : .redirect(to: "http://stub-nobody.invalid/x")
+        }
+        let session = URLSession.withProgressReporting(configuration: server.configuration)
+        defer { session.invalidateAndCancel() }
+        let loop = await #expect(throws: URLError.self) {
+            try await session.cancellableData(from: server.url("/loop")).async()
+        }
+        #expect(loop?.code == .httpTooManyRedirects)
+        #expect(server.transfers.count == 17, "the first request and 16 redirects followed")
+        let nowhere = await #expect(throws: URLError.self) {
+            try await session.cancellableData(from: server.url("/away")).async()
+        }
+        #expect(nowhere?.code == .unsupportedURL)
+        #expect(nowhere?.localizedDescription.contains("which no StubServer serves") == true, "\(nowhere as Any)")
+    }
+
     @Test func aDelayedResponseSendsItsHeadersWhenTheClockSaysSo() async throws {
         let clock = TestClock()
         let server = StubServer(clock: clock) { _ in StubResponse.body(payload(100)).delayed(by: .seconds(5)) }
