@@ -8,17 +8,17 @@ import FoundationNetworking
 /// Cancels one URLSession task at most once, and never once the task has reported its completion.
 ///
 /// swift-corelibs-foundation ends the process ("Trying to access a behaviour for a task that in not in the
-/// registry") when a task's cancellation is carried out after the session has forgotten the task, which it does just
-/// after the task's completion handler or `didCompleteWithError` returns. Its `cancel()` checks the task's state, then
-/// fails the task in a second block on the task's own queue; the completion runs on the delegate queue, and the
-/// session forgets the task in a block on the session's queue, which that second block does not come before. A
-/// cancellation that meets the completion can therefore be carried out after the task is forgotten.
+/// registry") when it carries out a task's cancellation after the session has forgotten the task, which it does just
+/// after the task's completion handler or `didCompleteWithError` returns. Its `cancel()` checks the task's state at
+/// once but fails the task later, in a block on the task's own queue; and where the session has a URL cache, a data
+/// task's cancellation waits for the cache's answer, long enough for the task to complete first (the library uses no
+/// such task there: see `URLSession.withProgressReporting` and `taskIntoMemory`).
 ///
-/// So a cancellation is carried out whole under this object's lock: `task.cancel()`, then, on
-/// swift-corelibs-foundation, two reads of `task.priority`, each a `sync` on the task's queue, which return once
-/// both of `cancel()`'s blocks have run (one read is enough where `cancel()` runs its first block at once; the second
-/// covers versions that enqueue it). The completion marks itself here first, under the same lock: it waits for a
-/// cancellation in progress, and a cancellation that comes after it leaves the task alone.
+/// So the completion marks itself here first, and a cancellation that comes after it leaves the task alone; and a
+/// cancellation is carried out whole under this object's lock — `task.cancel()`, then, on swift-corelibs-foundation,
+/// two reads of `task.priority`, each a `sync` on the task's queue, which return once the blocks `cancel()` queued
+/// there have run (one read where `cancel()` queues one block, as in Swift 6.3.1; two where it queues both) — so
+/// that a completion meeting it waits until it has been carried out, and the session forgets the task only then.
 ///
 /// The same lock serialises the answers to URLSession's questions with the cancellation (see ``TransferDelegate``).
 final class TaskCancellation: Sendable {
