@@ -67,9 +67,10 @@ struct MirrorRace: AsyncParsableCommand {
     var changeFile = false
 
     @Flag(
-        help:
+        help: ArgumentHelp(
             "With --stall: the next-fastest mirror goes down while the download is paused; the resume fails over "
-            + "to a third."
+                + "to a third."
+        )
     )
     var mirrorDown = false
 
