@@ -39,7 +39,7 @@ struct LinkSink<U> {
     @inlinable
     @discardableResult
     func resolve(_ result: Result<U>, inHandler: Bool = true) -> Bool {
-        resolve(inHandler: inHandler) { result } == .resolved
+        carryOut(state.withLock { $0.resolve() }, result, inHandler: inHandler)
     }
 
     /// Decides, under the cancellation lock, whether a result wins; if it does, makes it with `body` — after the
@@ -51,16 +51,30 @@ struct LinkSink<U> {
             guard case .ignore = action else { return (action, nil) }
             return (action, state.cancellationReason)
         }
+        if case .ignore = action { return reason.map(ResolutionDecision.cancelled) ?? .resolvedAlready }
+        carryOut(action, body(), inHandler: inHandler)
+        return .resolved
+    }
+
+    /// Carries out the decision `action` made under the lock: resolves the box with `result` — for an `autoCancel`
+    /// combinator, once its inputs are cancelled. Both `resolve` forms end here. (The plain form passes its result
+    /// directly, not through a closure as the deciding form must: a closure there cost the hot path two heap
+    /// allocations per cancelled operation, which `allocation-budgets` caught.)
+    ///
+    /// - Returns: whether the result won (`false`: `action` was to ignore it).
+    @inlinable
+    @discardableResult
+    func carryOut(_ action: CancellationState.ResolveAction, _ result: Result<U>, inHandler: Bool) -> Bool {
         switch action {
         case .resolve(let released):
-            box.resolve(body(), inHandler: inHandler)
+            box.resolve(result, inHandler: inHandler)
             withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
-            return .resolved
+            return true
         case .cancelInputsThenResolve(let votes):
-            cancelInputs(votes, thenResolve: body(), inHandler: inHandler)
-            return .resolved
+            cancelInputs(votes, thenResolve: result, inHandler: inHandler)
+            return true
         case .ignore:
-            return reason.map(ResolutionDecision.cancelled) ?? .resolvedAlready
+            return false
         }
     }
 
