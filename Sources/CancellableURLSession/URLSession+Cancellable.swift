@@ -452,15 +452,12 @@ extension URLSession {
             var request = request
             if let body { request.httpBody = body }
             return downloadTask(with: request) { location, response, error in
-                var data = Data()
-                if error == nil, let location {
-                    do {
-                        data = try Data(contentsOf: location)
-                    } catch {
-                        return completion(Data(), response, error)
-                    }
+                guard error == nil, let location else { return completion(Data(), response, error) }
+                do {
+                    completion(try Data(contentsOf: location), response, nil)
+                } catch {
+                    completion(Data(), response, error)
                 }
-                completion(data, response, error)
             }
         }
         #endif
@@ -473,12 +470,16 @@ extension URLSession {
     }
 
     #if canImport(FoundationNetworking)
+    /// FoundationNetworking's own protocols: those of a default configuration, read once.
+    private static let foundationProtocols = (URLSessionConfiguration.default.protocolClasses ?? []).map(
+        ObjectIdentifier.init
+    )
+
     /// Whether the first of the session's protocols that can load `request` is one of FoundationNetworking's own.
     private static func isServedByFoundation(_ request: URLRequest, on configuration: URLSessionConfiguration) -> Bool {
-        let own = (URLSessionConfiguration.default.protocolClasses ?? []).map(ObjectIdentifier.init)
         let loaders = (configuration.protocolClasses ?? []).compactMap { $0 as? URLProtocol.Type }
         guard let loader = loaders.first(where: { $0.canInit(with: request) }) else { return false }
-        return own.contains(ObjectIdentifier(loader))
+        return foundationProtocols.contains(ObjectIdentifier(loader))
     }
     #endif
 
