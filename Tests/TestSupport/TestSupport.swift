@@ -110,9 +110,7 @@ package final class Latch: @unchecked Sendable {
     /// Waits for the latch on a thread of its own, so that an async test does not block a thread of the
     /// cooperative pool.
     package func opened(within timeout: DispatchTimeInterval = .seconds(10)) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: self.wait(timeout: timeout)) }
-        }
+        await onAThreadOfItsOwn { self.wait(timeout: timeout) }
     }
 }
 
