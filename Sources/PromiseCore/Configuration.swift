@@ -29,7 +29,7 @@ public enum CatchPolicy: Sendable {
 public enum LogEvent: Sendable {
     /// `wait()` was called on the main thread, which may deadlock.
     case waitOnMainThread
-    /// A promise was left pending when its last `Resolver` was deallocated: it can never resolve.
+    /// A promise made with a `Resolver` was deallocated while pending, its resolver with it: it can never resolve.
     ///
     /// In debug builds, ``PromiseDiagnostics/loggedCreationSite`` tells the log handler where the promise was
     /// made.

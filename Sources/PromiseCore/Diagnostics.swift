@@ -23,8 +23,9 @@ public struct PendingPromise: Sendable, CustomStringConvertible {
     public let site: PromiseCreationSite
     /// Its type, as `String(describing:)` writes it: `"Promise<Data>"`, `"CancellablePromise<Data>"`.
     public let type: String
-    /// Whatever could resolve it has been released (its last `Resolver`, or a guarantee's resolve closure): it
-    /// can never resolve. The promise itself may already be gone too.
+    /// It was deallocated while pending, with whatever could resolve it (its `Resolver`, or a guarantee's resolve
+    /// closure): it can never resolve. A promise that is still alive is listed without this, even if its resolver is
+    /// gone: a resolver is a value over its promise, and nothing counts its copies.
     public let canNeverResolve: Bool
 
     /// Makes a description of a pending promise.
@@ -105,8 +106,8 @@ public enum PromiseDiagnostics {
         loggedSite.current.pointee
     }
 
-    /// The recorded promises that are still alive and pending, and those whose resolver was released while they
-    /// were pending (``PendingPromise/canNeverResolve``, listed even once deallocated), oldest first.
+    /// The recorded promises that are still alive and pending, and those that were deallocated pending
+    /// (``PendingPromise/canNeverResolve``), oldest first.
     ///
     /// - Parameter checkpoint: list only promises created after it; `nil` lists all. Tests that run in
     ///   parallel create promises at the same time: filter by ``PendingPromise/site`` if that matters.
@@ -175,11 +176,12 @@ extension _PromiseStorage {
         #endif
     }
 
-    /// Notes that nothing can resolve this pending promise any more, and returns where it was created: it stays
-    /// listed by ``PromiseDiagnostics/pendingPromises(createdAfter:)`` even once it is deallocated.
-    package final func noteCanNeverResolve() -> PromiseCreationSite? {
+    /// Called by the deinit of a promise that only its resolver could resolve: notes that it went away pending, and
+    /// returns where it was created. It stays listed by ``PromiseDiagnostics/pendingPromises(createdAfter:)``, as one
+    /// that can never resolve.
+    package final func noteDeallocatedPending() -> PromiseCreationSite? {
         #if DEBUG
-        CreationRegistry.shared.noteCanNeverResolve(self)
+        CreationRegistry.shared.noteDeallocatedPending(self)
         #else
         nil
         #endif
@@ -202,7 +204,7 @@ final class CreationRegistry: @unchecked Sendable {
         let site: PromiseCreationSite
         let type: Any.Type
         let scope: UInt64
-        /// Set when its resolver was released while it was pending: listed even after it is deallocated.
+        /// Set when it was deallocated pending: listed even after it is gone.
         var canNeverResolve = false
         weak var promise: AnyObject?
         let isResolved: (AnyObject) -> Bool
@@ -223,7 +225,7 @@ final class CreationRegistry: @unchecked Sendable {
             self.isResolved = isResolved
         }
 
-        /// Whether to list it: alive and pending, or gone after its resolver was released while it was pending.
+        /// Whether to list it: alive and pending, or deallocated pending.
         var isListed: Bool {
             if let promise { return !isResolved(promise) }
             return canNeverResolve
@@ -269,9 +271,12 @@ final class CreationRegistry: @unchecked Sendable {
         PromiseDiagnostics.Checkpoint(sequence: table.withLock { $0.sequence })
     }
 
-    func noteCanNeverResolve(_ promise: AnyObject) -> PromiseCreationSite? {
+    func noteDeallocatedPending(_ promise: AnyObject) -> PromiseCreationSite? {
         table.withLock { table in
-            guard let entry = table.entries[ObjectIdentifier(promise)], entry.promise === promise else {
+            // The promise is being deinitialised: its weak reference already reads `nil`, and its address is still
+            // its own (an entry of an earlier object at the same address was replaced when this one was recorded:
+            // every promise that logs this is recorded).
+            guard let entry = table.entries[ObjectIdentifier(promise)], entry.promise == nil else {
                 return nil
             }
             entry.canNeverResolve = true

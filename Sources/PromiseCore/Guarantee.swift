@@ -8,7 +8,7 @@ public import Dispatch
 /// ```swift
 /// after(seconds: 1).done { print("a second later") }
 /// ```
-public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Box {
+public class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Box {
     /// Makes a guarantee that is pending (`nil`) or already resolved.
     @inlinable
     package init(state result: Result<T>?) {
@@ -21,8 +21,8 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// let tapped = Guarantee<Void> { resolve in button.onTap = { resolve(()) } }
     /// ```
     ///
-    /// > Note: if the resolve closure is deallocated without having been called, the guarantee can never
-    /// > resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
+    /// > Note: if the guarantee is deallocated while pending (its resolve closure, which holds it, gone too), it
+    /// > can never resolve: ``LogEvent/pendingGuaranteeDeallocated`` is logged.
     ///
     /// - Parameters:
     ///   - file: where the guarantee is made, for ``PromiseDiagnostics`` (debug builds only).
@@ -63,22 +63,24 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
 
     @inlinable
     static func resolveClosure(_ guarantee: Guarantee<T>) -> @Sendable (T) -> Void {
-        // The closure owns the sealer: dropped without being called, it logs pendingGuaranteeDeallocated.
-        let sealer = UncheckedSendable(GuaranteeSealer(guarantee))
+        // The closure holds only the guarantee, so the guarantee is its context: no allocation. Deallocated pending,
+        // the guarantee logs pendingGuaranteeDeallocated.
+        guarantee.logIfDeallocatedPending = .guarantee
+        let sendable = UncheckedSendable(guarantee)
         return { value in
-            sealer.value.guarantee.resolve(.fulfilled(value), inHandler: false)
+            sendable.value.resolve(.fulfilled(value), inHandler: false)
         }
     }
 
     /// Calls `to` with the result once it is known (at once if it is known already).
     @inlinable
-    public func pipe(to: @escaping (Result<T>) -> Void) {
+    public final func pipe(to: @escaping (Result<T>) -> Void) {
         append(to)
     }
 
     /// The result, or `nil` while pending.
     @inlinable
-    public var result: Result<T>? {
+    public final var result: Result<T>? {
         lockedResult
     }
 
@@ -87,7 +89,7 @@ public final class Guarantee<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Bo
     /// > Warning: on the main thread (or main queue) this logs ``LogEvent/waitOnMainThread``. Prefer `await
     /// guarantee.async()`.
     @inlinable
-    public func wait() -> T {
+    public final func wait() -> T {
         guard case .fulfilled(let value) = waitForResult() else {
             preconditionFailure("Internal inconsistency: a guarantee rejected")
         }
@@ -144,10 +146,7 @@ extension Guarantee {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) -> Void
     ) -> Guarantee<Void> {
-        onValue(on: on, flags: flags) { value, box in
-            body(value)
-            box.resolveInHandler(.fulfilled(()))
-        }
+        link(GuaranteeMapLink(on: on, flags: flags, body))
     }
 
     /// Looks at the value and passes it on.
@@ -176,10 +175,7 @@ extension Guarantee {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) -> Void
     ) -> Guarantee<T> {
-        onValue(on: on, flags: flags) { value, box in
-            body(value)
-            box.resolveInHandler(.fulfilled(value))
-        }
+        link(GuaranteeGetLink(on: on, flags: flags, body))
     }
 
     /// Transforms the value.
@@ -220,9 +216,7 @@ extension Guarantee {
     @inlinable
     func mapUnchecked<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (T) -> U) -> Guarantee<U>
     {
-        onValue(on: on, flags: flags) { value, box in
-            box.resolveInHandler(.fulfilled(body(value)))
-        }
+        link(GuaranteeMapLink(on: on, flags: flags, body))
     }
 
     /// Runs `body` with the value and follows the guarantee it returns.
@@ -267,35 +261,13 @@ extension Guarantee {
         flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) -> Guarantee<U>
     ) -> Guarantee<U> {
-        onValue(on: on, flags: flags) { value, box in
-            body(value).pipe(to: box.resolveInHandler)
-        }
+        link(GuaranteeThenLink(on: on, flags: flags, body))
     }
 
     /// Discards the value.
     @inlinable
     public func asVoid() -> Guarantee<Void> {
         map(on: nil) { _ in }
-    }
-
-    /// Runs `body` on `on` with the value; `body` resolves the box.
-    @inlinable
-    func onValue<U>(
-        on: DispatchQueue?,
-        flags: DispatchWorkItemFlags?,
-        _ body: @escaping (T, Guarantee<U>) -> Void
-    ) -> Guarantee<U> {
-        let box = Guarantee<U>(state: nil)
-        pipe { result in
-            guard case .fulfilled(let value) = result else {
-                preconditionFailure("Internal inconsistency: a guarantee rejected")
-            }
-            guard let on else { return body(value, box) }
-            dispatch(on: on, flags: flags) {
-                body(value, box)
-            }
-        }
-        return box
     }
 }
 
@@ -312,22 +284,3 @@ extension Guarantee {
 // Safe to share between threads: all mutable state is behind the guarantee's lock, and the value crosses
 // threads only when `T` is `Sendable`.
 extension Guarantee: @unchecked Sendable where T: Sendable {}
-
-/// Owned by a guarantee's resolve closure: if the closure is deallocated before it resolved the guarantee,
-/// nothing can resolve it any more, and ``LogEvent/pendingGuaranteeDeallocated`` is logged.
-@usableFromInline
-final class GuaranteeSealer<T> {
-    @usableFromInline
-    let guarantee: Guarantee<T>
-
-    @inlinable
-    init(_ guarantee: Guarantee<T>) {
-        self.guarantee = guarantee
-    }
-
-    deinit {
-        if !guarantee.isResolvedWithoutMetadata {
-            log(.pendingGuaranteeDeallocated, createdAt: guarantee.noteCanNeverResolve())
-        }
-    }
-}

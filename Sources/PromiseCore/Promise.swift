@@ -13,7 +13,7 @@
 ///
 /// > Note: a promise may be shared between threads (when `T` is `Sendable`): resolving, chaining and
 /// > inspecting are thread-safe, and the first resolution wins.
-public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, CatchMixin, Box {
+public class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, CatchMixin, Box {
     /// Makes a promise that is pending (`nil`) or already resolved.
     @inlinable
     package init(state result: Result<T>?) {
@@ -98,13 +98,13 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     /// Calls `to` with the result, once it is known (at once if it is known already), on the resolving
     /// thread.
     @inlinable
-    public func pipe(to: @escaping (Result<T>) -> Void) {
+    public final func pipe(to: @escaping (Result<T>) -> Void) {
         append(to)
     }
 
     /// The result, or `nil` while pending.
     @inlinable
-    public var result: Result<T>? {
+    public final var result: Result<T>? {
         lockedResult
     }
 
@@ -118,7 +118,7 @@ public final class Promise<T>: _PromiseStorage<_PromiseState<T>>, Thenable, Catc
     /// promise
     /// > needs the main queue to resolve. Prefer `await promise.async()`.
     @inlinable
-    public func wait() throws -> T {
+    public final func wait() throws -> T {
         switch waitForResult() {
         case .fulfilled(let value): return value
         case .rejected(let error): throw error
@@ -159,7 +159,7 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     /// ```swift
     /// print(Promise.value(3))   // Promise(3)
     /// ```
-    public var description: String {
+    public final var description: String {
         switch result {
         case nil: return "Promise(…\(T.self))"
         case .fulfilled(let value)?: return "Promise(\(value))"
@@ -173,7 +173,7 @@ extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
     /// ```swift
     /// debugPrint(Promise<Int>.pending().promise)   // Promise<Int>.pending(handlers: 0)
     /// ```
-    public var debugDescription: String {
+    public final var debugDescription: String {
         let (result, handlers): (Result<T>?, Int) = withStateLock {
             (state.result, withHandlers { $0.count })
         }

@@ -9,13 +9,17 @@
 /// }
 /// ```
 ///
-/// > Note: if the last reference to a resolver goes away while its promise is pending, the promise can
-/// > never resolve: ``LogEvent/pendingPromiseDeallocated`` is logged.
-public final class Resolver<T> {
-    /// Two class references: the enum is one word, so a resolver is the smallest object there is.
+/// A resolver is a value over its promise, not an object of its own: making one allocates nothing, and copies
+/// of it (stored, captured, sent to another thread) all settle the same promise.
+///
+/// > Note: if a promise made with a resolver is deallocated while pending, nothing can resolve it any more:
+/// > ``LogEvent/pendingPromiseDeallocated`` is logged. (Since a resolver holds its promise, that is when the last
+/// > copy of the resolver and every other reference to the promise are gone.)
+public struct Resolver<T> {
+    /// Two class references in one word: a resolver is as small as a reference.
     @usableFromInline
     enum Target {
-        /// A plain promise: resolve it; the resolver logs if it goes away first.
+        /// A plain promise: resolve it.
         case promise(Promise<T>)
         /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
         case gate(_ResolverGate<T>)
@@ -24,24 +28,18 @@ public final class Resolver<T> {
     @usableFromInline
     let target: Target
 
+    /// A resolver of `promise`, which logs ``LogEvent/pendingPromiseDeallocated`` if it is deallocated pending.
     @inlinable
     init(_ promise: Promise<T>) {
+        promise.logIfDeallocatedPending = .promise
         target = .promise(promise)
     }
 
-    /// A resolver that hands every result to `gate` instead of resolving a promise itself; it never logs
-    /// ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
+    /// A resolver that hands every result to `gate` instead of resolving a promise itself; its promise never
+    /// logs ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     @inlinable
     package init(gate: _ResolverGate<T>) {
         target = .gate(gate)
-    }
-
-    deinit {
-        // Nobody else holds this resolver, and only a resolver resolves its promise, so nobody can resolve
-        // the promise any more.
-        if case .promise(let promise) = target, !promise.isResolvedWithoutMetadata {
-            log(.pendingPromiseDeallocated, createdAt: promise.noteCanNeverResolve())
-        }
     }
 
     /// Fulfills the promise with `value`.
@@ -114,7 +112,7 @@ public final class Resolver<T> {
 /// subclassed outside its module), and `@_spi` cannot hide it: `Resolver.resolve(_:)`, inlined into
 /// clients, names it. The underscore keeps it out of code completion and the documentation. A subclass holds what
 /// it needs to decide (for Cancellable, the promise and its cancellation state) in the same object, so that a
-/// cancellable resolver costs two small objects, not three.
+/// cancellable resolver costs one small object.
 open class _ResolverGate<T> {
     @inlinable
     public init() {}

@@ -140,12 +140,7 @@ extension Thenable {
         flags: DispatchWorkItemFlags? = nil,
         _ transform: sending @escaping (T) throws -> U?
     ) -> Promise<U> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            guard let transformed = try transform(value) else {
-                throw PMKError.compactMap(value, U.self)
-            }
-            box.resolveInHandler(.fulfilled(transformed))
-        }
+        link(CompactMapLink(on: on, flags: flags, transform))
     }
 
     /// Consumes the value at the end of a chain; follow it with `catch`.
@@ -178,10 +173,7 @@ extension Thenable {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) throws -> Void
     ) -> Promise<Void> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            try body(value)
-            box.resolveInHandler(.fulfilled(()))
-        }
+        link(MapLink(on: on, flags: flags, body))
     }
 
     /// Looks at the value and passes it on unchanged; throwing rejects the chain.
@@ -214,10 +206,7 @@ extension Thenable {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping (T) throws -> Void
     ) -> Promise<T> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            try body(value)
-            box.resolveInHandler(.fulfilled(value))
-        }
+        link(GetLink(on: on, flags: flags, body))
     }
 
     /// Looks at the result, value or error, and passes it on unchanged.
@@ -280,29 +269,7 @@ extension Thenable {
         flags: DispatchWorkItemFlags?,
         _ body: @escaping (T) throws -> U
     ) -> Promise<U.T> {
-        let promise = Promise<U.T>(state: nil)
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                let follow = {
-                    do {
-                        let next = try body(value)
-                        guard next !== promise else { throw PMKError.returnedSelf }
-                        next.pipe(to: promise.resolveInHandler)
-                    } catch {
-                        promise.resolveInHandler(.rejected(error))
-                    }
-                }
-                if let on {
-                    dispatch(on: on, flags: flags, follow)
-                } else {
-                    follow()
-                }
-            case .rejected(let error):
-                promise.resolveInHandler(.rejected(error))
-            }
-        }
-        return promise
+        link(ThenLink(on: on, flags: flags, body))
     }
 
     /// `map(on:flags:_:)` for a transform that is not `sending`.
@@ -312,48 +279,7 @@ extension Thenable {
         flags: DispatchWorkItemFlags?,
         _ transform: @escaping (T) throws -> U
     ) -> Promise<U> {
-        onFulfilled(on: on, flags: flags) { value, box in
-            box.resolveInHandler(.fulfilled(try transform(value)))
-        }
-    }
-
-    /// Runs `body` on `on` when the value arrives; a rejection goes straight to the returned promise,
-    /// without a queue hop (as in PromiseKit). `body` resolves the box or throws.
-    @inlinable
-    func onFulfilled<U>(
-        on: DispatchQueue?,
-        flags: DispatchWorkItemFlags?,
-        _ body: @escaping (T, Promise<U>) throws -> Void
-    ) -> Promise<U> {
-        let box = Promise<U>(state: nil)
-        guard let on else {
-            // Inline handlers run directly, and their closure captures only what it uses: no closure for
-            // `dispatch` per resolution, and a smaller allocation per link.
-            pipe { result in
-                switch result {
-                case .fulfilled(let value): runResolving(box, body, value)
-                case .rejected(let error): box.resolveInHandler(.rejected(error))
-                }
-            }
-            return box
-        }
-        pipe { result in
-            switch result {
-            case .fulfilled(let value): dispatch(on: on, flags: flags) { runResolving(box, body, value) }
-            case .rejected(let error): box.resolveInHandler(.rejected(error))
-            }
-        }
-        return box
-    }
-}
-
-/// Runs a step's `body`, which resolves `box` or throws; a throw rejects `box`.
-@inlinable
-func runResolving<T, U>(_ box: Promise<U>, _ body: (T, Promise<U>) throws -> Void, _ value: T) {
-    do {
-        try body(value, box)
-    } catch {
-        box.resolveInHandler(.rejected(error))
+        link(MapLink(on: on, flags: flags, transform))
     }
 }
 

@@ -91,6 +91,44 @@ import Testing
         #expect(events.count == 1)
     }
 
+    /// A resolver is a value over its promise, so the warning comes when the promise goes away, once — not while
+    /// something (a task awaiting it, a property) still holds it.
+    @Test func aHeldPromiseIsReportedWhenItGoesAwayNotWhenItsResolverDoes() {
+        var held: Promise<Int>?
+        let whileHeld = LogCapture.events {
+            let (promise, resolver) = Promise<Int>.pending()
+            held = promise
+            _ = resolver
+        }
+        #expect(whileHeld.isEmpty)
+        #expect(held?.isPending == true)
+        let whenGone = LogCapture.events { held = nil }
+        #expect(whenGone.filter(\.isPendingPromiseDeallocated).count == 1)
+        #expect(whenGone.count == 1)
+
+        var heldGuarantee: Guarantee<Int>?
+        let whileGuaranteeHeld = LogCapture.events { heldGuarantee = Guarantee<Int> { _ in } }
+        #expect(whileGuaranteeHeld.isEmpty)
+        #expect(heldGuarantee?.isPending == true)
+        let whenGuaranteeGone = LogCapture.events { heldGuarantee = nil }
+        #expect(whenGuaranteeGone.filter(\.isPendingGuaranteeDeallocated).count == 1)
+    }
+
+    /// Steps, combinators and resolved promises log nothing when they go away, pending or not: only a promise that a
+    /// resolver (or a guarantee's resolve closure) was made for can be left unresolvable by its code.
+    @Test func onlyPromisesMadeWithAResolverLogWhenDeallocatedPending() {
+        let events = LogCapture.events {
+            let (input, resolver) = Promise<Int>.pending()
+            _ = input.map(on: nil) { $0 }.then(on: nil) { Promise.value($0) }
+            _ = when(fulfilled: [input])
+            _ = race([input])
+            _ = Promise<Int> { $0.fulfill(1) }
+            withExtendedLifetime(resolver) {}
+            resolver.fulfill(1)
+        }
+        #expect(events.isEmpty)
+    }
+
     @Test func theDeallocationWarningNamesTheSite() {
         let events = LogCapture.eventsWithSites {
             _ = Promise<Int>.pending()

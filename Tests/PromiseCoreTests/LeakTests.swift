@@ -1,3 +1,4 @@
+import Dispatch
 import PromiseCore
 import TestSupport
 import Testing
@@ -15,6 +16,79 @@ import Testing
         #expect(weakCapture != nil, "a pending promise keeps its handler")
         resolver.fulfill(1)
         #expect(weakCapture == nil)
+    }
+
+    /// A chain step is one object, its promise, which holds the step's body until it runs: the body — and what it
+    /// captured — is released once it ran or its input rejected, while the step's promise is still held.
+    @Test func aStepReleasesItsBodyOnceItRanWhileItsPromiseIsHeld() {
+        typealias Step = (Promise<Int>, Tracked) -> AnyObject
+        let steps: [(String, Step)] = [
+            ("map", { input, capture in input.map(on: nil) { _ in withExtendedLifetime(capture) { 1 } } }),
+            ("done", { input, capture in input.done(on: nil) { _ in withExtendedLifetime(capture) {} } }),
+            ("get", { input, capture in input.get(on: nil) { _ in withExtendedLifetime(capture) {} } }),
+            (
+                "compactMap",
+                { input, capture in input.compactMap(on: nil) { value in withExtendedLifetime(capture) { value } } }
+            ),
+            (
+                "then",
+                { input, capture in
+                    input.then(on: nil) { value in withExtendedLifetime(capture) { Promise.value(value) } }
+                }
+            ),
+            (
+                "map on a queue",
+                { input, capture in input.map(on: .global()) { _ in withExtendedLifetime(capture) { 1 } } }
+            ),
+        ]
+        for (name, step) in steps {
+            for rejects in [false, true] {
+                weak var weakCapture: Tracked?
+                let (input, resolver) = Promise<Int>.pending()
+                let link: AnyObject
+                do {
+                    let capture = Tracked()
+                    weakCapture = capture
+                    link = step(input, capture)
+                }
+                #expect(weakCapture != nil, "\(name): a pending step keeps its body")
+                if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
+                if let promise = link as? Promise<Int> {
+                    _ = try? promise.wait()
+                } else if let promise = link as? Promise<Void> {
+                    _ = try? promise.wait()
+                }
+                #expect(weakCapture == nil, "\(name), input \(rejects ? "rejected" : "fulfilled"): body still held")
+                withExtendedLifetime(link) {}
+            }
+        }
+    }
+
+    @Test func aGuaranteeStepReleasesItsBodyOnceItRanWhileItsGuaranteeIsHeld() {
+        typealias Step = (Guarantee<Int>, Tracked) -> AnyObject
+        let steps: [(String, Step)] = [
+            ("map", { input, capture in input.map(on: nil) { _ in withExtendedLifetime(capture) { 1 } } }),
+            ("done", { input, capture in input.done(on: nil) { _ in withExtendedLifetime(capture) {} } }),
+            ("get", { input, capture in input.get(on: nil) { _ in withExtendedLifetime(capture) {} } }),
+            (
+                "then",
+                { input, capture in input.then(on: nil) { value in withExtendedLifetime(capture) { .value(value) } } }
+            ),
+        ]
+        for (name, step) in steps {
+            weak var weakCapture: Tracked?
+            let (input, resolve) = Guarantee<Int>.pending()
+            let link: AnyObject
+            do {
+                let capture = Tracked()
+                weakCapture = capture
+                link = step(input, capture)
+            }
+            #expect(weakCapture != nil, "\(name): a pending step keeps its body")
+            resolve(1)
+            #expect(weakCapture == nil, "\(name): body still held")
+            withExtendedLifetime(link) {}
+        }
     }
 
     @Test func aResolvedChainIsReleased() {

@@ -65,11 +65,11 @@ let budgets: [Budget] = [
         name: "create + map + done",
         unit: "promise",
         units: 1,
-        budget: 5,
+        budget: 3,
         reasons: """
-            the root's box (1; its Resolver does not escape here and lives on the stack); map's box and the handler \
-            that \
-            resolves it, stored inline in the root's box (2); done's box and its handler (2)
+            the root's box (1; its Resolver is a value, no object); map's promise, which holds the transform: the \
+            handler on the root captures only it, so the promise is the handler's context (1); done's promise, \
+            likewise (1)
             """
     ) {
         let (promise, resolver) = Promise<Int>.pending()
@@ -82,12 +82,11 @@ let budgets: [Budget] = [
         name: "chain link (map)",
         unit: "link",
         units: inputs,
-        budget: 2,
+        budget: 1,
         perCall: 1,
         reasons: """
-            the link's box (1); its handler on the upstream box, a closure context holding the transform and the link \
-            (1). \
-            Per call: the root's box (1)
+            the link's promise, which holds the transform and is the context of its handler on the promise before \
+            it (1). Per call: the root's box (1)
             """
     ) {
         let (root, resolver) = Promise<Int>.pending()
@@ -100,12 +99,12 @@ let budgets: [Budget] = [
         name: "when(fulfilled:)",
         unit: "input",
         units: inputs,
-        budget: 3,
+        budget: 2,
         perCall: 6,
         reasons: """
-            per input: the input's box and Resolver (2, made by the operation: `Promise.pending()`); when's handler on \
-            the \
-            input (1). Per call (6): the inputs arrays, the result's box, the join state and its values array
+            per input: the input's box (1, made by the operation: `Promise.pending()`; its Resolver is a value); \
+            when's handler on the input (1). Per call (6): the inputs arrays, the result's box, the join state and \
+            its values array
             """
     ) {
         let pending = (0..<inputs).map { _ in Promise<Int>.pending() }
@@ -117,12 +116,11 @@ let budgets: [Budget] = [
         name: "race",
         unit: "input",
         units: inputs,
-        budget: 2,
+        budget: 1,
         perCall: 3,
         reasons: """
-            per input: the input's box and Resolver (2, made by the operation); the race's handlers share one context \
-            (0). \
-            Per call (3): the inputs arrays and the race's box
+            per input: the input's box (1, made by the operation; its Resolver is a value); the race's handlers \
+            share one context (0). Per call (3): the inputs arrays and the race's box
             """
     ) {
         let pending = (0..<inputs).map { _ in Promise<Int>.pending() }
@@ -134,16 +132,13 @@ let budgets: [Budget] = [
         name: "cancel-one",
         unit: "operation",
         units: 1,
-        budget: 12,
+        budget: 11,
         reasons: """
-            the work: its box, cancellation state, the weak reference's side table on the box (the state holds the box \
-            weakly), the Resolver's gate (4); the map link: its CancellablePromise object, box, cancellation state, \
-            side \
-            table, handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). \
-            The \
-            work's CancellablePromise object and Resolver do not escape and live on the stack; the cancel handler and \
-            the \
-            observer capture only globals (0)
+            the work: its box, cancellation state, the weak reference's side table on the box (the state holds the \
+            box weakly) (3); the map link: its CancellablePromise object, box, cancellation state, side table, \
+            handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). The \
+            work's CancellablePromise object and its Resolver's gate do not escape and live on the stack (the \
+            Resolver is a value); the cancel handler and the observer capture only globals (0)
             """
     ) {
         let work = CancellablePromise<Int> { _ in { Counts.handlers &+= 1 } }
@@ -172,13 +167,13 @@ let budgets: [Budget] = [
         name: "race-cancel",
         unit: "input",
         units: inputs,
-        budget: 7,
+        budget: 6,
         perCall: 11,
         reasons: """
-            per input, made by the operation: its CancellablePromise object, box, cancellation state, weak side table, \
-            Resolver and gate (6); the race's vote on it (1). The race's handlers share one context, a loser's \
-            rejection \
-            reuses one error box, the cancel handler captures only globals (0). Per call (11): the inputs array, \
+            per input, made by the operation: its CancellablePromise object, box, cancellation state, weak side table \
+            and its Resolver's gate (5; the Resolver is a value); the race's vote on it (1). The race's handlers \
+            share one context, a loser's rejection reuses one error box, the cancel handler captures only globals \
+            (0). Per call (11): the inputs array, \
             the race's votes array, its own promise (object, box, state, side table) and its handler's context
             """
     ) {
@@ -191,10 +186,10 @@ let budgets: [Budget] = [
         name: "race-cancel, inputs shared by two races",
         unit: "input",
         units: inputs,
-        budget: 10,
+        budget: 9,
         perCall: 21,
         reasons: """
-            as race-cancel (7), plus the second race's vote on each input (1), its handler's context (1) and the array \
+            as race-cancel (6), plus the second race's vote on each input (1), its handler's context (1) and the array \
             that \
             holds a second handler on each input's box (1: the first handler is stored inline). Per call: both races' \
             own (21)
@@ -210,13 +205,11 @@ let budgets: [Budget] = [
         name: "pending cancellable promise + map",
         unit: "promise",
         units: 1,
-        budget: 10,
+        budget: 9,
         reasons: """
-            the promise: box, cancellation state, weak side table, Resolver's gate (4; its CancellablePromise object \
-            does not \
-            escape here and lives on the stack); the map link: its CancellablePromise object, box, cancellation state, \
-            weak \
-            side table, handler context and vote (6)
+            the promise: box, cancellation state, weak side table (3; its CancellablePromise object and its \
+            Resolver's gate do not escape here and live on the stack, the Resolver is a value); the map link: its \
+            CancellablePromise object, box, cancellation state, weak side table, handler context and vote (6)
             """
     ) {
         let (promise, resolver) = CancellablePromise<Int>.pending()

@@ -75,6 +75,12 @@ public class _PromiseStorage<State> {
     @usableFromInline
     @exclusivity(unchecked)
     package var hasHandlers: Bool
+    /// What to log if the promise is deallocated while pending: set once, before the promise is shared, when a
+    /// resolver or a guarantee's resolve closure is made for it (nothing else can resolve such a promise, so a
+    /// pending one that goes away can never resolve).
+    @usableFromInline
+    @exclusivity(unchecked)
+    package var logIfDeallocatedPending: PendingDeallocationLog
     /// The handlers while pending, type-erased; under the lock, like `state`.
     @usableFromInline
     @exclusivity(unchecked)
@@ -90,6 +96,7 @@ public class _PromiseStorage<State> {
         lock = PromiseLock()
         self.hasResult = hasResult
         hasHandlers = false
+        logIfDeallocatedPending = .none
         erasedHandlers = ErasedHandlerList()
         self.state = state
     }
@@ -98,8 +105,22 @@ public class _PromiseStorage<State> {
     // with handlers, the handlers: nothing whose type depends on `State`, so no generic metadata. Those handlers
     // are released in a loop rather than by nested deinits.
     deinit {
-        if !hasResult && hasHandlers {
+        guard !hasResult else { return }
+        if logIfDeallocatedPending != .none {
+            logDeallocatedPending()
+        }
+        if hasHandlers {
             releaseHandlersIteratively()
+        }
+    }
+
+    /// Logs that this promise, which only its resolver could resolve, was deallocated pending.
+    private func logDeallocatedPending() {
+        let site = noteDeallocatedPending()
+        switch logIfDeallocatedPending {
+        case .promise: log(.pendingPromiseDeallocated, createdAt: site)
+        case .guarantee: log(.pendingGuaranteeDeallocated, createdAt: site)
+        case .none: break
         }
     }
 
@@ -125,6 +146,17 @@ public class _PromiseStorage<State> {
         swap(&handlers, &erasedHandlers)
         Trampoline.current.release(consume handlers)
     }
+}
+
+/// What a promise logs if it is deallocated while pending (see ``_PromiseStorage/logIfDeallocatedPending``).
+@usableFromInline
+package enum PendingDeallocationLog: UInt8 {
+    /// Nothing: the promise is resolved by the library (a chain step, a combinator, a cancellable promise).
+    case none
+    /// ``LogEvent/pendingPromiseDeallocated``: a promise made with a ``Resolver``.
+    case promise
+    /// ``LogEvent/pendingGuaranteeDeallocated``: a guarantee made with a resolve closure.
+    case guarantee
 }
 
 extension Box {

@@ -1,0 +1,291 @@
+public import Dispatch
+
+/// A promise made by a chain step (`map`, `done`, `get`, `compactMap`, `then`), which holds the step's body until it
+/// runs: a step is one object.
+///
+/// The handler a step adds to its input captures only the link, and a closure whose context is one object uses that
+/// object as its context: no allocation. The body — the caller's closure, as it was passed — is stored in the link
+/// rather than in a closure context of its own. (Before, each step was its promise plus a closure context holding
+/// the promise and the body: two allocations.)
+///
+/// Rules:
+/// - The body runs at most once: ``receive(_:)`` is called once, by the input's handler; the body is taken out of
+///   the link before it runs, and dropped unrun if the input rejects, so that what it captured is released as
+///   soon as the step is over (as the closure context was), not when the promise goes.
+/// - Only the thread that runs the handler (or the queue it hops to) touches the body after the link is made; the
+///   input's lock orders that after the link's initialisation.
+@usableFromInline
+package protocol ChainLink: Box {
+    /// The type of the input's value.
+    associatedtype Input
+
+    /// Where the body runs: a queue, or `nil` for inline on the resolving thread.
+    var queue: DispatchQueue? { get }
+    /// The work-item flags of the hop to `queue`.
+    var flags: DispatchWorkItemFlags? { get }
+    /// Takes the body out of the link, runs it with `value` and resolves the link with what it returns — or,
+    /// for `then`, follows what it returns.
+    func run(_ value: Input)
+    /// Drops the body unrun: the input rejected.
+    func discardBody()
+}
+
+extension ChainLink {
+    /// The input's result: a value runs the body (on ``queue`` if there is one); an error rejects the link at
+    /// once, without a queue hop (as in PromiseKit).
+    @inlinable
+    package func receive(_ result: Result<Input>) {
+        switch result {
+        case .fulfilled(let value):
+            guard let queue else { return run(value) }
+            dispatch(on: queue, flags: flags) { self.run(value) }
+        case .rejected(let error):
+            discardBody()
+            resolveInHandler(.rejected(error))
+        }
+    }
+}
+
+extension Thenable {
+    /// Adds `link`'s handler to this thenable and returns the link.
+    @inlinable
+    func link<Link: ChainLink>(_ link: Link) -> Link where Link.Input == T {
+        pipe { [link] in link.receive($0) }
+        return link
+    }
+}
+
+/// Calls a link's body, taken out of the link, with `value`: the body — and what it captured — is released before
+/// this returns, so before the link resolves.
+@inlinable
+func call<Input, Output>(_ body: consuming ((Input) throws -> Output)?, with value: Input) -> Result<Output> {
+    do {
+        return .fulfilled(try body.unsafelyUnwrapped(value))
+    } catch {
+        return .rejected(error)
+    }
+}
+
+/// ``call(_:with:)`` for a guarantee's body, which cannot throw.
+@inlinable
+func call<Input, Output>(_ body: consuming ((Input) -> Output)?, with value: Input) -> Output {
+    body.unsafelyUnwrapped(value)
+}
+
+/// `map` and `done` (a map to `Void`).
+@usableFromInline
+package final class MapLink<Input, Output>: Promise<Output>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Input) throws -> Output)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Input) throws -> Output) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Input) {
+        resolveInHandler(call(body.take(), with: value))
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// `get`: runs the body, then passes the value on.
+@usableFromInline
+package final class GetLink<Value>: Promise<Value>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Value) throws -> Void)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Value) throws -> Void) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Value) {
+        switch call(body.take(), with: value) {
+        case .fulfilled: resolveInHandler(.fulfilled(value))
+        case .rejected(let error): resolveInHandler(.rejected(error))
+        }
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// `compactMap`: a `nil` from the body rejects with ``PMKError/compactMap(_:_:)``.
+@usableFromInline
+package final class CompactMapLink<Input, Output>: Promise<Output>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Input) throws -> Output?)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Input) throws -> Output?) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Input) {
+        switch call(body.take(), with: value) {
+        case .fulfilled(let transformed?): resolveInHandler(.fulfilled(transformed))
+        case .fulfilled(nil): resolveInHandler(.rejected(PMKError.compactMap(value, Output.self)))
+        case .rejected(let error): resolveInHandler(.rejected(error))
+        }
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// `then`: follows the thenable the body returns; the link itself rejects with ``PMKError/returnedSelf``.
+@usableFromInline
+package final class ThenLink<Input, Next: Thenable>: Promise<Next.T>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Input) throws -> Next)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Input) throws -> Next) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Input) {
+        switch call(body.take(), with: value) {
+        case .fulfilled(let next) where next === self: resolveInHandler(.rejected(PMKError.returnedSelf))
+        case .fulfilled(let next): next.pipe { [self] in resolveInHandler($0) }
+        case .rejected(let error): resolveInHandler(.rejected(error))
+        }
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// A guarantee's `map` and `done` (a map to `Void`).
+@usableFromInline
+package final class GuaranteeMapLink<Input, Output>: Guarantee<Output>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Input) -> Output)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Input) -> Output) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Input) {
+        resolveInHandler(.fulfilled(call(body.take(), with: value)))
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// A guarantee's `get`: runs the body, then passes the value on.
+@usableFromInline
+package final class GuaranteeGetLink<Value>: Guarantee<Value>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Value) -> Void)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Value) -> Void) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Value) {
+        call(body.take(), with: value)
+        resolveInHandler(.fulfilled(value))
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+/// A guarantee's `then`: follows the guarantee the body returns.
+@usableFromInline
+package final class GuaranteeThenLink<Input, Output>: Guarantee<Output>, ChainLink {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Input) -> Guarantee<Output>)?
+    @usableFromInline
+    package let queue: DispatchQueue?
+    @usableFromInline
+    package let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (Input) -> Guarantee<Output>) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    @inlinable
+    package func run(_ value: Input) {
+        call(body.take(), with: value).pipe { [self] in resolveInHandler($0) }
+    }
+
+    @inlinable
+    package func discardBody() { body = nil }
+}
+
+// As safe to share as the promise or guarantee each link is (its state is behind the lock); the body is touched
+// only by the one thread that runs it (see `ChainLink`).
+extension MapLink: @unchecked Sendable where Output: Sendable {}
+extension GetLink: @unchecked Sendable where Value: Sendable {}
+extension CompactMapLink: @unchecked Sendable where Output: Sendable {}
+extension ThenLink: @unchecked Sendable where Next.T: Sendable {}
+extension GuaranteeMapLink: @unchecked Sendable where Output: Sendable {}
+extension GuaranteeGetLink: @unchecked Sendable where Value: Sendable {}
+extension GuaranteeThenLink: @unchecked Sendable where Output: Sendable {}
