@@ -1,5 +1,20 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// A "before" contestant, when Benchmarks/scripts/baseline.sh has put PromiseCore and Cancellable of an earlier ref in
+// Baseline/ (ignored by git): built as modules of their own and timed in the same run as the current ones.
+let hasBaseline = FileManager.default.fileExists(atPath: Context.packageDirectory + "/Baseline/BaselinePromiseCore")
+let baselineTargets: [Target] =
+    hasBaseline
+    ? [
+        .target(name: "BaselinePromiseCore", path: "Baseline/BaselinePromiseCore"),
+        .target(
+            name: "BaselineCancellable",
+            dependencies: ["BaselinePromiseCore"],
+            path: "Baseline/BaselineCancellable"
+        ),
+    ] : []
 
 // Benchmarks live in their own package so that the library stays dependency-free.
 // Run: swift run -c release --package-path Benchmarks promise-benchmarks
@@ -26,7 +41,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
-            ]
+            ] + (hasBaseline ? ["BaselinePromiseCore", "BaselineCancellable"] : []),
+            swiftSettings: hasBaseline ? [.define("BASELINE")] : []
         ),
         // Heap allocations per hot operation, against budgets that `.ci/run` enforces.
         .executableTarget(
@@ -48,6 +64,6 @@ let package = Package(
                 .product(name: "PromiseTesting", package: "PromiseCore"),
             ]
         ),
-    ],
+    ] + baselineTargets,
     swiftLanguageModes: [.v6]
 )

@@ -26,7 +26,11 @@ NAMES = {
 
 
 def main(source: str) -> None:
+    global ORDER
     run = json.load(open(source))
+    # A baseline contestant (Benchmarks/scripts/baseline.sh), "before (REF)", goes right after PromiseCore.
+    extra = [c["name"] for c in run.get("contestants", []) if c["name"] not in ORDER]
+    ORDER = ORDER[:2] + extra + ORDER[2:]
     workloads, cells, units = [], {}, {}
     for result in run["results"]:
         workload, contestant, ratio = result["workload"], result["contestant"], result["ratioToFloor"]

@@ -7,9 +7,16 @@ conf.logHandler = { _ in }
 // Usage: promise-benchmarks [--rounds N] [--json FILE]
 //        promise-benchmarks --child deep-chain CONTESTANT LINKS   (internal: a chain that may crash)
 
-let contestants: [any Contestant] = [
-    FloorContestant(), PromiseCoreContestant(), NIOContestant(), ConcurrencyContestant(), OpenCombineContestant(),
-]
+#if BASELINE
+// Benchmarks/scripts/baseline.sh REF: the library as it was at REF, beside the current one.
+let baseline: [any Contestant] = [BaselineContestant()]
+silenceBaselineLogs()
+#else
+let baseline: [any Contestant] = []
+#endif
+let contestants: [any Contestant] =
+    [FloorContestant(), PromiseCoreContestant()] + baseline
+    + [NIOContestant(), ConcurrencyContestant(), OpenCombineContestant()]
 
 struct Workload {
     let name: String
