@@ -63,33 +63,36 @@ public struct _PromiseState<T> {
 /// package's race-cancel measures what that saves). Only ``Box/withHandlers(_:)`` views them with their type.
 public class _PromiseStorage<State> {
     // The lock, the flags and the handlers come first, so that their offsets do not depend on `State` (the flags
-    // sit in what would otherwise be padding: no promise grows).
+    // sit in what would otherwise be padding: no promise grows). Every stored property is `final`: `Promise` and
+    // `Guarantee` have subclasses (the chain steps' links), and a client module cannot see that none overrides a
+    // property — without `final` every access from specialised client code is a call to a generic accessor
+    // (`race` over 10k inputs measured 30% slower, callgrind showed the `state` getter called per input).
     @usableFromInline
     let lock: PromiseLock
     /// Whether the result is set; under the lock, like `state`.
     @usableFromInline
     @exclusivity(unchecked)
-    package var hasResult: Bool
+    package final var hasResult: Bool
     /// Whether a handler was ever stored while pending; under the lock, like `state`. A deinit reads it to
     /// decide, without generic metadata, whether there are handlers to release iteratively.
     @usableFromInline
     @exclusivity(unchecked)
-    package var hasHandlers: Bool
+    package final var hasHandlers: Bool
     /// What to log if the promise is deallocated while pending: set once, before the promise is shared, when a
     /// resolver or a guarantee's resolve closure is made for it (nothing else can resolve such a promise, so a
     /// pending one that goes away can never resolve).
     @usableFromInline
     @exclusivity(unchecked)
-    package var logIfDeallocatedPending: PendingDeallocationLog
+    package final var logIfDeallocatedPending: PendingDeallocationLog
     /// The handlers while pending, type-erased; under the lock, like `state`.
     @usableFromInline
     @exclusivity(unchecked)
-    package var erasedHandlers: ErasedHandlerList
+    package final var erasedHandlers: ErasedHandlerList
     /// Only touched under `lock` (or by its single owner, see `Box`), which already makes every access
     /// exclusive: the run-time exclusivity check a class property gets on every access is skipped.
     @usableFromInline
     @exclusivity(unchecked)
-    package var state: State
+    package final var state: State
 
     @inlinable
     package init(hasResult: Bool, state: State) {

@@ -57,7 +57,7 @@ struct Trampoline {
     /// - Parameter inHandler: `true` when `box` was resolved inside a library handler; if the thread is
     ///   already draining, the box is queued and this call returns at once.
     @usableFromInline
-    func run(_ box: ReadyBox, inHandler: Bool) {
+    func run(_ box: consuming ReadyBox, inHandler: Bool) {
         if inHandler && state.pointee.isDraining {
             state.pointee.stack.append(box)
             return
@@ -65,8 +65,8 @@ struct Trampoline {
         let base = state.pointee.stack.count
         let wasDraining = state.pointee.isDraining
         state.pointee.isDraining = true
-        var next: ReadyBox? = box
-        while let item = next {
+        var next: ReadyBox? = consume box
+        while let item = next.take() {
             let mark = state.pointee.stack.count
             item.drain(item.box)
             // Boxes resolved by one drain were pushed in handler order; reverse them so that popping
