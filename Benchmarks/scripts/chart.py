@@ -11,6 +11,7 @@ import sys
 
 COLORS = {"floor": "#9e9e9e", "PromiseCore": "#e4572e", "SwiftNIO": "#4c72b0", "Swift Concurrency": "#55a868",
           "OpenCombine": "#8172b2"}
+BASELINE_COLOR = "#f2a541"  # a "before (REF)" contestant of Benchmarks/scripts/baseline.sh
 
 
 def main(source: str, target: str) -> None:
@@ -44,12 +45,12 @@ def main(source: str, target: str) -> None:
             value = ratio.get((workload, contestant))
             if value:
                 out.append(f'<rect x="{left}" y="{y}" width="{max(1, x(value) - left):.1f}" height="{bar - 2}" '
-                           f'fill="{COLORS.get(contestant, "#999")}"><title>{contestant}: {value:.2f}×</title></rect>')
+                           f'fill="{COLORS.get(contestant, BASELINE_COLOR)}"><title>{contestant}: {value:.2f}×</title></rect>')
             y += bar
         y += gap
     legend_x = left
     for contestant in contestants:
-        out.append(f'<rect x="{legend_x}" y="{height - 22}" width="12" height="12" fill="{COLORS.get(contestant, "#999")}"/>')
+        out.append(f'<rect x="{legend_x}" y="{height - 22}" width="12" height="12" fill="{COLORS.get(contestant, BASELINE_COLOR)}"/>')
         out.append(f'<text x="{legend_x + 16}" y="{height - 12}">{contestant}</text>')
         legend_x += 130
     out.append('</svg>')
