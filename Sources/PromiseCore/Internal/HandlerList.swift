@@ -36,10 +36,9 @@ package struct HandlerList<T> {
         }
     }
 
-    /// Runs the handlers, in order, moving them out of the list (no retain and release of each).
     @inlinable
-    mutating func run(with result: Result<T>) {
-        guard let first = first.take() else { return }
+    func run(with result: Result<T>) {
+        guard let first else { return }
         first(result)
         for handler in rest {
             handler(result)
