@@ -269,36 +269,65 @@ extension CancellablePromise {
     /// Makes the next link of the chain: a cancellable promise whose cancel reaches `self`, resolved by
     /// `step` on `on`.
     ///
-    /// The handler stored on `self` captures the step (its fields: usually only the user's closure) and the
-    /// link's sink, nothing else: one allocation per link, its code known statically (a closure here would be a
-    /// second allocation, captured by the first).
+    /// The link's promise holds the step, its queue and the link's cancellation state, and the handler stored on
+    /// `self` captures only that promise: one allocation for both (a closure context holding the step and the
+    /// link's sink would be another), and the step's code is known statically. The step is taken out of the link
+    /// when the handler runs, so what it captured is released when the step is over.
     @inlinable
     func chain<Step: LinkStep>(
         on: DispatchQueue?,
         flags: DispatchWorkItemFlags?,
         _ step: Step
     ) -> CancellablePromise<Step.Output> where Step.Input == T {
-        let link = CancellablePromise<Step.Output>(callbacks: OnCancelList(.vote(self.handle.addVote())))
-        let sink = link.sink
-        guard let on else {
-            // Inline: no `dispatch` closure per resolution, and nothing captured for it.
-            promise.pipe { result in
-                guard Step.handling.runs(for: result) else {
-                    sink.resolve(result.castError())
-                    return
-                }
-                step.runUnlessResolved(result, into: sink)
-            }
-            return link
-        }
-        promise.pipe { result in
-            guard Step.handling.runs(for: result) else {
-                sink.resolve(result.castError())
-                return
-            }
-            dispatch(on: on, flags: flags) { step.runUnlessResolved(result, into: sink) }
-        }
+        let state = LockedCancellationState(
+            callbacks: OnCancelList(.vote(handle.addVote())),
+            cancelsInputsOnResolution: false,
+            rejectBox: CancellablePromise<Step.Output>.rejectBox
+        )
+        let cargo = LinkCargo(step: step, queue: on, flags: flags)
+        let box = LinkPromise<Step.Output, LinkCargo<Step>>(arbiter: state, cargo: cargo)
+        let link = CancellablePromise<Step.Output>(box: box, state: state)
+        promise.pipe { [box] result in box.receive(result) }
         return link
+    }
+}
+
+/// What a cancellable link's promise holds until its input delivers: the step and where it runs.
+@usableFromInline
+struct LinkCargo<Step: LinkStep> {
+    @usableFromInline
+    let step: Step
+    @usableFromInline
+    let queue: DispatchQueue?
+    @usableFromInline
+    let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(step: Step, queue: DispatchQueue?, flags: DispatchWorkItemFlags?) {
+        self.step = step
+        self.queue = queue
+        self.flags = flags
+    }
+}
+
+extension LinkPromise {
+    /// The input's result, delivered once: the step is taken out and run on its queue (or inline), unless the
+    /// result is one it passes straight through, without a hop.
+    @inlinable
+    func receive<Step: LinkStep>(_ result: Result<Step.Input>) where Cargo == LinkCargo<Step>, Step.Output == T {
+        let cargo = takeCargo().unsafelyUnwrapped
+        let sink = LinkSink(box: self, state: unsafeDowncast(arbiter, to: LockedCancellationState.self))
+        guard Step.handling.runs(for: result) else {
+            sink.resolve(result.castError())
+            return
+        }
+        guard let queue = cargo.queue else {
+            // Inline: no `dispatch` closure per resolution.
+            cargo.step.runUnlessResolved(result, into: sink)
+            return
+        }
+        let step = cargo.step
+        dispatch(on: queue, flags: cargo.flags) { step.runUnlessResolved(result, into: sink) }
     }
 }
 

@@ -27,9 +27,10 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     // caller's module (as PromiseCore's is): unspecialised generic code looks up generic metadata at run time, a
     // large share of a cancelled `map`'s cost (the benchmark package's cancel-chain measures it).
 
-    /// The underlying promise; its box is resolved only through the cancellation state machine.
+    /// The underlying promise, which holds the cancellation state as its arbiter; its box is resolved only through
+    /// the cancellation state machine.
     @usableFromInline
-    package let promise: Promise<T>
+    package let promise: ArbitratedPromise<T>
     /// Cancels this promise; what `OnCancel` callbacks elsewhere hold instead of the promise itself.
     @usableFromInline
     let handle: CancelHandle
@@ -38,16 +39,21 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// `cancelsInputsOnResolution` (an `autoCancel` combinator), also when it resolves, with
     /// ``CancellationReason/lostRace``.
     @inlinable
-    init(callbacks: consuming OnCancelList = OnCancelList(), cancelsInputsOnResolution: Bool = false) {
-        promise = Promise(state: nil)
-        handle = CancelHandle(
-            state: LockedCancellationState(
-                callbacks: callbacks,
-                cancelsInputsOnResolution: cancelsInputsOnResolution,
-                box: promise,
-                rejectBox: Self.rejectBox
-            )
+    convenience init(callbacks: consuming OnCancelList = OnCancelList(), cancelsInputsOnResolution: Bool = false) {
+        let state = LockedCancellationState(
+            callbacks: callbacks,
+            cancelsInputsOnResolution: cancelsInputsOnResolution,
+            rejectBox: Self.rejectBox
         )
+        self.init(box: ArbitratedPromise(arbiter: state), state: state)
+    }
+
+    /// The cancellable promise of `box`, whose arbiter is `state`: made before anything else can see either.
+    @inlinable
+    init(box: ArbitratedPromise<T>, state: LockedCancellationState) {
+        state.box = box
+        promise = box
+        handle = CancelHandle(state: state)
     }
 
     /// A pending cancellable promise made by one of the public initialisers or `pending()`, created at
@@ -71,22 +77,19 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     static var rejectBox: (AnyObject, CancellationReason) -> Void {
         { box, reason in
-            unsafeDowncast(box, to: Promise<T>.self).resolve(.rejected(CancellablePromiseError(reason: reason)))
+            unsafeDowncast(box, to: Promise<T>.self).resolve(.rejected(CancellablePromiseError.rejection(for: reason)))
         }
     }
 
     /// An already-resolved cancellable promise.
     @inlinable
-    init(resolved result: Result<T>) {
-        promise = Promise(state: result)
-        handle = CancelHandle(
-            state: LockedCancellationState(
-                callbacks: OnCancelList(),
-                cancelsInputsOnResolution: false,
-                box: promise,
-                rejectBox: Self.rejectBox
-            )
+    convenience init(resolved result: Result<T>) {
+        let state = LockedCancellationState(
+            callbacks: OnCancelList(),
+            cancelsInputsOnResolution: false,
+            rejectBox: Self.rejectBox
         )
+        self.init(box: ArbitratedPromise(arbiter: state, state: result), state: state)
         _ = handle.state.withLock { $0.resolve() }
     }
 
@@ -339,7 +342,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// A resolver whose results go through the cancellation state machine.
     @inlinable
     func makeResolver() -> Resolver<T> {
-        Resolver(gate: SinkGate(sink))
+        Resolver(arbitrated: promise)
     }
 
     /// Resolves like `thenable` (and cancels it on cancel, if it is cancellable).
@@ -358,7 +361,7 @@ final class CancelPromise {
 
     @usableFromInline
     func reject(_ reason: CancellationReason) {
-        promise.resolve(.rejected(CancellablePromiseError(reason: reason)))
+        promise.resolve(.rejected(CancellablePromiseError.rejection(for: reason)))
     }
 
     deinit {

@@ -38,6 +38,32 @@ public struct CancellablePromiseError: Error, CancellableError, Sendable {
     /// Always true: this error only ever means cancellation.
     public var isCancelled: Bool { true }
 
+    /// The error a promise cancelled for `reason` rejects with, as an `Error`: for every reason but `.custom`, one
+    /// value boxed once and shared, so that a cancellation that rejects a whole chain (or a race's losers) does not
+    /// allocate an error box per promise. The errors are equal and immutable: sharing cannot be observed.
+    @usableFromInline
+    static func rejection(for reason: CancellationReason) -> any Error {
+        switch reason {
+        case .user: Shared.user
+        case .timeout: Shared.timeout
+        case .lostRace: Shared.lostRace
+        case .superseded: Shared.superseded
+        case .ownerReleased: Shared.ownerReleased
+        case .paused: Shared.paused
+        case .custom: CancellablePromiseError(reason: reason)
+        }
+    }
+
+    /// The errors ``rejection(for:)`` shares, each boxed as an `Error` once, when first used.
+    private enum Shared {
+        static let user: any Error = CancellablePromiseError(reason: .user)
+        static let timeout: any Error = CancellablePromiseError(reason: .timeout)
+        static let lostRace: any Error = CancellablePromiseError(reason: .lostRace)
+        static let superseded: any Error = CancellablePromiseError(reason: .superseded)
+        static let ownerReleased: any Error = CancellablePromiseError(reason: .ownerReleased)
+        static let paused: any Error = CancellablePromiseError(reason: .paused)
+    }
+
     /// Matches any `CancellablePromiseError`, whatever its reason: `case CancellablePromiseError.cancelled`.
     public static func ~= (pattern: CancellablePromiseError, value: any Error) -> Bool {
         value is CancellablePromiseError

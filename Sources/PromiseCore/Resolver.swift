@@ -21,8 +21,8 @@ public struct Resolver<T> {
     enum Target {
         /// A plain promise: resolve it.
         case promise(Promise<T>)
-        /// A promise whose resolution is decided elsewhere (Cancellable's state machine).
-        case gate(_ResolverGate<T>)
+        /// A promise whose resolution its arbiter decides (Cancellable's state machine): hand it the result.
+        case arbitrated(ArbitratedPromise<T>)
     }
 
     @usableFromInline
@@ -35,11 +35,11 @@ public struct Resolver<T> {
         target = .promise(promise)
     }
 
-    /// A resolver that hands every result to `gate` instead of resolving a promise itself; its promise never
+    /// A resolver that hands every result to `promise`'s arbiter instead of resolving the promise itself; it never
     /// logs ``LogEvent/pendingPromiseDeallocated`` (a cancellable promise may be dropped while pending).
     @inlinable
-    package init(gate: _ResolverGate<T>) {
-        target = .gate(gate)
+    package init(arbitrated promise: ArbitratedPromise<T>) {
+        target = .arbitrated(promise)
     }
 
     /// Fulfills the promise with `value`.
@@ -60,8 +60,8 @@ public struct Resolver<T> {
         switch target {
         case .promise(let promise):
             promise.resolve(result, inHandler: false)
-        case .gate(let gate):
-            gate._resolve(result)
+        case .arbitrated(let promise):
+            promise.arbiter._resolve(promise, with: result)
         }
     }
 
@@ -103,23 +103,6 @@ public struct Resolver<T> {
     public func resolve(_ error: Error?, _ obj: T?) {
         resolve(obj, error)
     }
-}
-
-/// Where a resolver made by another module of this package (Cancellable) hands its results, instead of
-/// resolving a promise itself.
-///
-/// Not API: public only because a class subclassed in another module must be `open` (a `package` class cannot be
-/// subclassed outside its module), and `@_spi` cannot hide it: `Resolver.resolve(_:)`, inlined into
-/// clients, names it. The underscore keeps it out of code completion and the documentation. A subclass holds what
-/// it needs to decide (for Cancellable, the promise and its cancellation state) in the same object, so that a
-/// cancellable resolver costs one small object.
-open class _ResolverGate<T> {
-    @inlinable
-    public init() {}
-
-    /// Receives a result of the resolver; the first one that wins resolves the promise.
-    @inlinable
-    open func _resolve(_ result: Result<T>) {}
 }
 
 extension Resolver where T == Void {

@@ -129,4 +129,67 @@ import Testing
             inputs[0].then(on: nil) { _ in second }.done(on: nil) { _ in }.cancel()
         }
     }
+
+    /// A cancellable link's promise holds its step until the input delivers: the step — and what its body
+    /// captured — is released once it ran, or the result passed through it, while the link is still held.
+    @Test func aLinkReleasesItsStepOnceTheInputDeliveredWhileTheLinkIsHeld() {
+        /// The link the step made, and a wait for it to resolve.
+        typealias Made = (link: AnyObject, wait: () -> Void)
+        func made<T>(_ link: CancellablePromise<T>) -> Made {
+            (link, { _ = try? link.asPromise().wait() })
+        }
+        typealias Step = (CancellablePromise<Int>, Tracked) -> Made
+        let steps: [(String, Step)] = [
+            ("map", { input, capture in made(input.map(on: nil) { _ in withExtendedLifetime(capture) { 1 } }) }),
+            ("done", { input, capture in made(input.done(on: nil) { _ in withExtendedLifetime(capture) {} }) }),
+            ("get", { input, capture in made(input.get(on: nil) { _ in withExtendedLifetime(capture) {} }) }),
+            ("tap", { input, capture in made(input.tap(on: nil) { _ in withExtendedLifetime(capture) {} }) }),
+            (
+                "compactMap",
+                { input, capture in
+                    made(input.compactMap(on: nil) { value in withExtendedLifetime(capture) { value } })
+                }
+            ),
+            (
+                "then",
+                { input, capture in
+                    made(input.then(on: nil) { value in withExtendedLifetime(capture) { Promise.value(value) } })
+                }
+            ),
+            (
+                "recover",
+                { input, capture in
+                    made(input.recover(on: nil) { _ in withExtendedLifetime(capture) { Promise.value(0) } })
+                }
+            ),
+            ("ensure", { input, capture in made(input.ensure(on: nil) { withExtendedLifetime(capture) {} }) }),
+            (
+                "ensureThen",
+                { input, capture in
+                    made(input.ensureThen(on: nil) { withExtendedLifetime(capture) { Guarantee.value(()) } })
+                }
+            ),
+            (
+                "map on a queue",
+                { input, capture in made(input.map(on: .global()) { _ in withExtendedLifetime(capture) { 1 } }) }
+            ),
+        ]
+        for (name, step) in steps {
+            for rejects in [false, true] {
+                weak var weakCapture: Tracked?
+                let (input, resolver) = CancellablePromise<Int>.pending()
+                let made: Made
+                do {
+                    let capture = Tracked()
+                    weakCapture = capture
+                    made = step(input, capture)
+                }
+                #expect(weakCapture != nil, "\(name): a pending link keeps its step")
+                if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
+                made.wait()
+                #expect(weakCapture == nil, "\(name), input \(rejects ? "rejected" : "fulfilled"): step still held")
+                withExtendedLifetime(made.link) {}
+            }
+        }
+    }
 }

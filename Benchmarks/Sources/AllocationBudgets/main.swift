@@ -132,13 +132,14 @@ let budgets: [Budget] = [
         name: "cancel-one",
         unit: "operation",
         units: 1,
-        budget: 11,
+        budget: 8,
         reasons: """
             the work: its box, cancellation state, the weak reference's side table on the box (the state holds the \
-            box weakly) (3); the map link: its CancellablePromise object, box, cancellation state, side table, \
-            handler context and vote on the work (6); the two rejections' CancellablePromiseError boxes (2). The \
-            work's CancellablePromise object and its Resolver's gate do not escape and live on the stack (the \
-            Resolver is a value); the cancel handler and the observer capture only globals (0)
+            box weakly) (3); the map link: its CancellablePromise object, box (which holds the step and is its \
+            handler's context), cancellation state, side table and vote on the work (5). The work's \
+            CancellablePromise object does not escape and lives on the stack (the Resolver is a value over the box); \
+            both rejections share one CancellablePromiseError box, made once; the cancel handler and the observer \
+            capture only globals (0)
             """
     ) {
         let work = CancellablePromise<Int> { _ in { Counts.handlers &+= 1 } }
@@ -150,11 +151,12 @@ let budgets: [Budget] = [
         name: "cancellable link (map)",
         unit: "link",
         units: inputs,
-        budget: 6,
+        budget: 5,
         perCall: 5,
         reasons: """
             the link's CancellablePromise object, box, cancellation state and the weak side table on its box (4); its \
-            handler on the upstream box (1); its vote on the upstream (1). Per call: the root (5)
+            vote on the upstream (1); its handler on the upstream box captures only the box, which holds the step \
+            (0). Per call: the root (5)
             """
     ) {
         let (root, resolver) = CancellablePromise<Int>.pending()
@@ -167,13 +169,13 @@ let budgets: [Budget] = [
         name: "race-cancel",
         unit: "input",
         units: inputs,
-        budget: 6,
+        budget: 5,
         perCall: 11,
         reasons: """
-            per input, made by the operation: its CancellablePromise object, box, cancellation state, weak side table \
-            and its Resolver's gate (5; the Resolver is a value); the race's vote on it (1). The race's handlers \
-            share one context, a loser's rejection reuses one error box, the cancel handler captures only globals \
-            (0). Per call (11): the inputs array, \
+            per input, made by the operation: its CancellablePromise object, box, cancellation state and weak side \
+            table (4; the Resolver is a value over the box, which holds the state); the race's vote on it (1). The \
+            race's handlers share one context, the losers' rejections share one error box, made once, the cancel \
+            handler captures only globals (0). Per call (11): the inputs array, \
             the race's votes array, its own promise (object, box, state, side table) and its handler's context
             """
     ) {
@@ -186,10 +188,10 @@ let budgets: [Budget] = [
         name: "race-cancel, inputs shared by two races",
         unit: "input",
         units: inputs,
-        budget: 9,
+        budget: 8,
         perCall: 21,
         reasons: """
-            as race-cancel (6), plus the second race's vote on each input (1), its handler's context (1) and the array \
+            as race-cancel (5), plus the second race's vote on each input (1), its handler's context (1) and the array \
             that \
             holds a second handler on each input's box (1: the first handler is stored inline). Per call: both races' \
             own (21)
@@ -205,11 +207,11 @@ let budgets: [Budget] = [
         name: "pending cancellable promise + map",
         unit: "promise",
         units: 1,
-        budget: 9,
+        budget: 8,
         reasons: """
-            the promise: box, cancellation state, weak side table (3; its CancellablePromise object and its \
-            Resolver's gate do not escape here and live on the stack, the Resolver is a value); the map link: its \
-            CancellablePromise object, box, cancellation state, weak side table, handler context and vote (6)
+            the promise: box, cancellation state, weak side table (3; its CancellablePromise object does not escape \
+            here and lives on the stack, the Resolver is a value over the box); the map link: its CancellablePromise \
+            object, box (its handler's context), cancellation state, weak side table and vote (5)
             """
     ) {
         let (promise, resolver) = CancellablePromise<Int>.pending()

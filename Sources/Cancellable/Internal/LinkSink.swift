@@ -115,24 +115,6 @@ struct LinkSink<U> {
     }
 }
 
-/// What a cancellable promise's `Resolver` hands its results to: the promise's sink, through the state machine.
-@usableFromInline
-final class SinkGate<T>: _ResolverGate<T> {
-    @usableFromInline
-    let sink: LinkSink<T>
-
-    @inlinable
-    init(_ sink: LinkSink<T>) {
-        self.sink = sink
-        super.init()
-    }
-
-    @inlinable
-    override func _resolve(_ result: Result<T>) {
-        sink.resolve(result, inHandler: false)
-    }
-}
-
 extension LinkSink {
     /// The value of `result`, for a step that runs on values; a rejection is passed on to this link instead, and
     /// `nil` returned.

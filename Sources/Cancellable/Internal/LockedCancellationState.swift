@@ -7,8 +7,11 @@ import PromiseCore
 /// holds the upstream link's state, whose callbacks hold the next one up, and so on. Dropping the last
 /// downstream link of a long pending chain would release them by nested deinits, one per link; the
 /// callbacks are handed to PromiseCore's release loop instead.
+///
+/// It is also its box's arbiter: the box (an `ArbitratedPromise`) holds it, so that a resolver is the box alone and a
+/// chain link's handler captures one object; results that a resolver delivers come here to be decided.
 @usableFromInline
-final class LockedCancellationState: @unchecked Sendable {
+final class LockedCancellationState: _ResolutionArbiter, @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched through `withLock` (and by deinit, the only owner left).
     @usableFromInline
     let lock: PromiseLock
@@ -19,7 +22,8 @@ final class LockedCancellationState: @unchecked Sendable {
     var state: CancellationState
 
     /// The promise's box, to reject it on cancel; weak: callbacks downstream hold this state, and a box leads to
-    /// them through its handlers. Written only by `init`: the run-time exclusivity check on reads is skipped.
+    /// them through its handlers (and the box holds this state). Written only when the promise is made, before
+    /// anything else can see it: the run-time exclusivity check on reads is skipped.
     @usableFromInline
     @exclusivity(unchecked)
     weak var box: AnyObject?
@@ -32,15 +36,20 @@ final class LockedCancellationState: @unchecked Sendable {
     init(
         callbacks: consuming OnCancelList,
         cancelsInputsOnResolution: Bool,
-        box: AnyObject,
         rejectBox: @escaping (AnyObject, CancellationReason) -> Void
     ) {
         lock = PromiseLock()
         // Made in place, not passed in: a state passed in is copied field by field (an outlined value-witness
         // copy, then the destruction of the original), on every cancellable promise.
         state = CancellationState(callbacks: callbacks, cancelsInputsOnResolution: cancelsInputsOnResolution)
-        self.box = box
         self.rejectBox = rejectBox
+        super.init()
+    }
+
+    /// A result from the box's resolver: it resolves the box unless the promise was cancelled or resolved already.
+    @inlinable
+    override func _resolve<T>(_ promise: Promise<T>, with result: Result<T>) {
+        LinkSink(box: promise, state: self).resolve(result, inHandler: false)
     }
 
     /// Runs `body` with the state machine, under the lock. `body` must not run user code.

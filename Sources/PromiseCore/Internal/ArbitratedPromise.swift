@@ -1,0 +1,65 @@
+/// Decides whether a result resolves a promise — for another module of this package (Cancellable, whose cancellation
+/// state machine decides between a result and a cancellation).
+///
+/// Not API: public only because a class subclassed in another module must be `open` (a `package` class cannot be
+/// subclassed outside its module), and `@_spi` cannot hide it: `Resolver.resolve(_:)`, inlined into clients, names
+/// it. The underscore keeps it out of code completion and the documentation.
+open class _ResolutionArbiter {
+    @inlinable
+    public init() {}
+
+    /// Receives a result for `promise`, which this arbiter decides for; the first result that wins resolves it.
+    ///
+    /// Called by a ``Resolver`` outside any handler.
+    @inlinable
+    open func _resolve<T>(_ promise: Promise<T>, with result: Result<T>) {
+        promise.resolve(result, inHandler: false)
+    }
+}
+
+/// A promise whose resolution its arbiter decides: Cancellable's box, which holds its cancellation state.
+///
+/// Holding the arbiter here, strongly, is what lets a resolver be one reference (``Resolver/Target/arbitrated(_:)``)
+/// and a cancellable link's handler capture one object (``LinkPromise``). The arbiter must not hold this promise
+/// strongly (Cancellable's state holds its box weakly), or the two would keep each other alive.
+@usableFromInline
+package class ArbitratedPromise<T>: Promise<T> {
+    @usableFromInline
+    package final let arbiter: _ResolutionArbiter
+
+    @inlinable
+    package init(arbiter: _ResolutionArbiter, state result: Result<T>? = nil) {
+        self.arbiter = arbiter
+        super.init(state: result)
+    }
+}
+
+/// A cancellable chain link's promise: its arbiter (the link's cancellation state) and, until the link's input
+/// delivers, what the link does with the input's result (Cancellable's step and its queue).
+///
+/// The handler the link adds to its input captures only this object — a closure whose context is one object uses
+/// that object as its context — so a link allocates no closure context (see ``ChainLink``, whose rules apply: the
+/// cargo is taken out once, by the input's handler, and only that thread touches it after the link is made).
+@usableFromInline
+package final class LinkPromise<T, Cargo>: ArbitratedPromise<T> {
+    @usableFromInline
+    @exclusivity(unchecked)
+    package final var cargo: Cargo?
+
+    @inlinable
+    package init(arbiter: _ResolutionArbiter, cargo: Cargo) {
+        self.cargo = cargo
+        super.init(arbiter: arbiter)
+    }
+
+    /// The cargo, taken out: later calls get `nil`.
+    @inlinable
+    package func takeCargo() -> Cargo? {
+        cargo.take()
+    }
+}
+
+// Safe to share between threads as a promise is (its result behind its lock); the arbiter is immutable, and the
+// cargo is touched only by the input's handler.
+extension ArbitratedPromise: @unchecked Sendable where T: Sendable {}
+extension LinkPromise: @unchecked Sendable where T: Sendable {}
