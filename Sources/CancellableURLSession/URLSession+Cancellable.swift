@@ -41,6 +41,15 @@ extension URLSession {
     ///
     /// On Linux the session has no URL cache, whatever `configuration` says: swift-corelibs-foundation ends the
     /// process when a transfer that is looking its response up in a cache is cancelled.
+    ///
+    /// - Parameters:
+    ///   - configuration: the session's configuration.
+    ///   - delegateQueue: where the session's delegate calls — and so the `progress` closures — run; `nil` for a
+    ///     serial queue the session makes. A transfer's callbacks must come one at a time, in order (bytes are
+    ///     written to the file in the order they arrive), so a queue that runs several operations at once is not
+    ///     used as it is: the session gets a serial queue that runs its operations on `delegateQueue`'s
+    ///     `underlyingQueue` if it has one (a private thread otherwise). `OperationQueue.main` is serial, and used
+    ///     as it is.
     public static func withProgressReporting(
         configuration: URLSessionConfiguration = .default,
         delegateQueue: OperationQueue? = nil
@@ -51,7 +60,19 @@ extension URLSession {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         #endif
-        return URLSession(configuration: configuration, delegate: TransferRouter(), delegateQueue: delegateQueue)
+        return URLSession(
+            configuration: configuration,
+            delegate: TransferRouter(),
+            delegateQueue: serial(delegateQueue)
+        )
+    }
+
+    /// `queue` if it runs one operation at a time (or is `nil`); otherwise a serial queue that runs its operations
+    /// on `queue`'s dispatch queue, if it has one. (URLSession's documentation asks for a serial delegate queue; on a
+    /// concurrent one, two pieces of one body could be written to the file at once, or out of order.)
+    static func serial(_ queue: OperationQueue?) -> OperationQueue? {
+        guard let queue, queue.maxConcurrentOperationCount != 1 else { return queue }
+        return SerialDelegateQueue(runningOn: queue)
     }
 
     /// Loads `request` into memory; `cancel()` cancels the transfer and closes the connection.
@@ -507,5 +528,23 @@ extension URLSession {
             }
         }
         file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
+    }
+}
+
+/// The serial delegate queue `withProgressReporting` makes for an app's concurrent one: one operation at a time, on
+/// the app's queue's dispatch queue if it has one. It holds that dispatch queue: swift-corelibs-foundation's
+/// `underlyingQueue` does not.
+final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {
+    // @unchecked Sendable: as OperationQueue (thread-safe by its documentation); `dispatchQueue` is immutable.
+    private let dispatchQueue: DispatchQueue?
+
+    init(runningOn queue: OperationQueue) {
+        let name = "CancellableURLSession delegate queue, one at a time on \(queue.name ?? "a concurrent queue")"
+        dispatchQueue = queue.underlyingQueue.map { DispatchQueue(label: name, target: $0) }
+        super.init()
+        self.name = name
+        maxConcurrentOperationCount = 1
+        qualityOfService = queue.qualityOfService
+        underlyingQueue = dispatchQueue
     }
 }

@@ -282,4 +282,37 @@ import FoundationNetworking
         #expect(echoed == body)
         #expect(sent.current == Int64(body.count))
     }
+
+    /// A transfer's callbacks must come one at a time: a concurrent delegate queue is not used as it is, but through
+    /// a serial queue on its dispatch queue; a serial one is used as it is. A download of many pieces over a
+    /// concurrent queue is intact.
+    @Test func aConcurrentDelegateQueueIsUsedOneOperationAtATime() async throws {
+        let appQueue = DispatchQueue(label: "app", attributes: .concurrent)
+        let concurrent = OperationQueue()
+        concurrent.maxConcurrentOperationCount = 8
+        concurrent.underlyingQueue = appQueue
+        let session = URLSession.withProgressReporting(configuration: .ephemeral, delegateQueue: concurrent)
+        defer { session.finishTasksAndInvalidate() }
+        #expect(session.delegateQueue !== concurrent)
+        #expect(session.delegateQueue.maxConcurrentOperationCount == 1)
+
+        let serial = OperationQueue()
+        serial.maxConcurrentOperationCount = 1
+        let serialSession = URLSession.withProgressReporting(configuration: .ephemeral, delegateQueue: serial)
+        defer { serialSession.finishTasksAndInvalidate() }
+        #expect(serialSession.delegateQueue === serial)
+
+        let body = Self.payload(2 * Self.megabyte)
+        let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 16_384) }
+        defer { server.stop() }
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let reports = Shared(0)
+        _ = try await session.cancellableDownload(from: server.url("/file"), to: directory.destination) { _ in
+            reports.increment()
+        }.async()
+        #expect(try Data(contentsOf: directory.destination) == body)
+        #expect(reports.current > 1, "progress arrived as the bytes did")
+        withExtendedLifetime(appQueue) {}  // corelibs' underlyingQueue does not hold it
+    }
 }
