@@ -86,7 +86,10 @@ extension URLSession {
     /// On Linux, on a session with a URL cache (other than one made by
     /// ``withProgressReporting(configuration:delegateQueue:)``, which has none there), the transfer is a download task
     /// whose file is read into memory: swift-corelibs-foundation can end the process when a data task is cancelled
-    /// while it looks its response up in the cache.
+    /// while it looks its response up in the cache. The file is removed once read; one of a transfer cancelled before
+    /// it ended stays in the temporary directory (swift-corelibs-foundation neither removes it nor says where it is):
+    /// on a server that cancels many transfers, make the session with
+    /// ``withProgressReporting(configuration:delegateQueue:)``, or give it no URL cache.
     ///
     /// - Parameters:
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
@@ -473,12 +476,18 @@ extension URLSession {
             var request = request
             if let body { request.httpBody = body }
             return downloadTask(with: request) { location, response, error in
-                guard error == nil, let location else { return completion(Data(), response, error) }
-                do {
-                    completion(try Data(contentsOf: location), response, nil)
-                } catch {
-                    completion(Data(), response, error)
+                var data = Data()
+                var failure = error
+                if let location {
+                    if failure == nil {
+                        do { data = try Data(contentsOf: location) } catch { failure = error }
+                    }
+                    // swift-corelibs-foundation leaves the file where it wrote it (Apple's Foundation removes it once
+                    // this returns): removed here, before the promise resolves, or every transfer would leave one
+                    // behind in the temporary directory.
+                    try? FileManager.default.removeItem(at: location)
                 }
+                completion(data, response, failure)
             }
         }
         #endif

@@ -315,4 +315,33 @@ import FoundationNetworking
         #expect(reports.current > 1, "progress arrived as the bytes did")
         withExtendedLifetime(appQueue) {}  // corelibs' underlyingQueue does not hold it
     }
+
+    /// On Linux a data transfer on a session with a URL cache is a download task whose file is read into memory
+    /// (swift-corelibs-foundation crashes when a data task looking in the cache is cancelled): that file is removed
+    /// before the promise fulfills, as Apple's Foundation removes it. Found by its size, which no other test uses
+    /// (files of that size there before the transfer do not count).
+    @Test func aDataTransferLeavesNoFileInTheTemporaryDirectory() async throws {
+        let size = 4_099
+        let body = Self.payload(size)
+        let server = try LoopbackHTTPServer { _ in .body(body, chunkSize: 1_024) }
+        defer { server.stop() }
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        #if canImport(FoundationNetworking)
+        #expect(session.configuration.urlCache != nil, "the case this covers: a session with a cache")
+        #endif
+        let temporary = FileManager.default.temporaryDirectory
+        func filesOfItsSize() throws -> Set<URL> {
+            Set(
+                try FileManager.default
+                    .contentsOfDirectory(at: temporary, includingPropertiesForKeys: [.fileSizeKey])
+                    .filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) == size }
+            )
+        }
+        let before = try filesOfItsSize()
+        let (data, _) = try await session.cancellableData(from: server.url("/file")).async()
+        #expect(data == body)
+        let left = try filesOfItsSize().subtracting(before)
+        #expect(left.isEmpty, "left behind: \(left.map(\.lastPathComponent))")
+    }
 }
