@@ -29,8 +29,21 @@ struct PartialFile: Sendable {
 
     /// A new partial file's URL for `destination`.
     static func newURL(for destination: URL) -> URL {
+        url(for: destination, id: UUID().uuidString)
+    }
+
+    /// The partial file `id` of `destination`: `.<name>.<id>.partial` in the destination's folder.
+    static func url(for destination: URL, id: String) -> URL {
         destination.deletingLastPathComponent()
-            .appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString)\(suffix)")
+            .appendingPathComponent(".\(destination.lastPathComponent).\(id)\(suffix)")
+    }
+
+    /// The id (a UUID) in the name of `url`, a partial file the library named for `destination` (``isOwned(_:by:)``);
+    /// `nil` for any other file.
+    static func id(of url: URL, for destination: URL) -> String? {
+        guard isOwned(url, by: destination) else { return nil }
+        let name = url.lastPathComponent
+        return String(name.dropFirst(".\(destination.lastPathComponent).".count).dropLast(suffix.count))
     }
 
     /// Whether `url` is a partial file this library names for `destination`: `.<destination's name>.<UUID>.partial`

@@ -254,6 +254,50 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         return nil
     }
 
+    /// The same resume data for another destination: the partial file is looked for next to `destination`, under the
+    /// name the library gives it there (`.<name>.<UUID>.partial`, the same UUID).
+    ///
+    /// ```swift
+    /// // The app's container has moved since the pause (iOS moves it when the app is updated):
+    /// let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask)[0]
+    /// let destination = documents.appendingPathComponent("video.mp4")
+    /// session.resumeDownload(saved, to: destination)          // the same as resumeDownload(saved.relocated(to:))
+    /// try saved.relocated(to: destination).discard()          // or give the bytes up
+    /// ```
+    ///
+    /// Resume data names the destination it was made for as an absolute path, which goes stale when the folder
+    /// moves — an iOS app's container moves when the app is updated — and which another program could have
+    /// changed. An app that knows where its download goes says so here (or in
+    /// `URLSession.resumeDownload(_:to:from:verifying:withoutValidator:file:line:progress:)`), and nothing outside
+    /// that destination's folder is touched, whatever the data says. If the folder holds no partial file of that
+    /// name, the download starts over.
+    ///
+    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
+    ///   is not an absolute file path without `..`.
+    public func relocated(to destination: URL) throws -> DownloadResumeData {
+        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
+            throw DownloadResumeError.invalidResumeData(
+                field: CodingKeys.partialFile.stringValue,
+                reason: "\(partialFile.absoluteString) is not a partial file the library names"
+            )
+        }
+        guard PartialFile.isPlainFilePath(destination) else {
+            throw DownloadResumeError.invalidResumeData(
+                field: CodingKeys.destination.stringValue,
+                reason: "\(destination.absoluteString) is not an absolute file path without .."
+            )
+        }
+        return try DownloadResumeData(
+            url: url,
+            destination: destination,
+            partialFile: PartialFile.url(for: destination, id: id),
+            bytesKept: bytesKept,
+            validator: validator,
+            totalBytes: totalBytes,
+            integrity: integrity
+        )
+    }
+
     /// Removes the partial file: for a paused download you will not resume.
     ///
     /// ```swift

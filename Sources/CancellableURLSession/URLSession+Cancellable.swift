@@ -302,6 +302,9 @@ extension URLSession {
     ///
     /// - Parameters:
     ///   - resumeData: what ``ResumableDownload/pause()`` gave.
+    ///   - destination: where the file goes; `nil` for `resumeData.destination`. Given, the partial file is looked
+    ///     for next to it (``DownloadResumeData/relocated(to:)``): for resume data whose folder has moved since —
+    ///     an iOS app's container moves when the app is updated — or which should not decide where the app writes.
     ///   - request: where to continue from; `nil` for `resumeData.url`. Its `Range` and `If-Range` are replaced.
     ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
     ///   - withoutValidator: what to do with bytes no strong validator identifies: start over (the default), or
@@ -311,6 +314,7 @@ extension URLSession {
     ///   - line: the line of that call (`#line`), likewise.
     public func resumeDownload(
         _ resumeData: DownloadResumeData,
+        to destination: URL? = nil,
         from request: URLRequest? = nil,
         verifying integrity: DownloadIntegrity? = nil,
         withoutValidator: DownloadResumeData.WithoutValidator = .startOver,
@@ -321,7 +325,7 @@ extension URLSession {
         let request = request ?? URLRequest(url: resumeData.url)
         return resumable(request, file: file, line: line, progress: progress) { router, deliver in
             try FileDownload(
-                resuming: resumeData,
+                resuming: destination.map { try resumeData.relocated(to: $0) } ?? resumeData,
                 from: request.url ?? resumeData.url,
                 continuing: router != nil,
                 withoutValidator: withoutValidator,

@@ -304,6 +304,70 @@ import FoundationNetworking
         #expect(try sandbox.snapshot() == expected)
     }
 
+    // MARK: The app says where the download goes
+
+    /// iOS moves an app's container when the app is updated: resume data saved before names a folder that is gone.
+    /// Resumed to the destination's new place, the download finds its partial file there and continues it.
+    @Test func resumeDataWhoseFolderMovedContinuesInTheNewPlace() async throws {
+        defer { cleanUp() }
+        let saved = try pausedDownload()
+        let moved = sandbox.root.appendingPathComponent("moved")
+        try FileManager.default.moveItem(at: sandbox.downloads, to: moved)
+        let destination = moved.appendingPathComponent("file.bin")
+
+        let stale = await failure(of: session.resumeDownload(saved).promise)
+        #expect((stale as? CocoaError)?.code == .fileNoSuchFile, "\(stale as Any)")
+
+        let resumed = session.resumeDownload(saved, to: destination)
+        let (url, _) = try await resumed.promise.async()
+        #expect(url.standardizedFileURL.path == destination.standardizedFileURL.path)
+        #expect(try fileContents(destination) == DownloadIntegrationTests.payload(1_000))
+        #expect(server.connections.last?.range == "bytes=100-", "the bytes kept were continued, not fetched again")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved.path) == ["file.bin"])
+    }
+
+    /// Resume data that names another destination (planted by another program) writes only where the app says: the
+    /// partial file is looked for next to the app's destination, and nothing else is touched.
+    @Test func resumeDataNamingAnotherDestinationWritesOnlyWhereTheAppSays() async throws {
+        defer { cleanUp() }
+        _ = try pausedDownload()
+        let planted = try DownloadResumeData(
+            url: server.url("/file"),
+            destination: sandbox.victim,
+            partialFile: PartialFile.newURL(for: sandbox.victim),
+            bytesKept: 0,
+            validator: nil,
+            totalBytes: nil
+        )
+        var expected = try sandbox.snapshot()
+
+        let (url, _) = try await session.resumeDownload(planted, to: sandbox.destination).promise.async()
+        #expect(url.standardizedFileURL.path == sandbox.destination.standardizedFileURL.path)
+        expected["/downloads/file.bin"] = DownloadIntegrationTests.payload(1_000).base64EncodedString()
+        #expect(try sandbox.snapshot() == expected, "only the app's destination was written")
+        #expect(try fileContents(sandbox.victim) == Data("someone else's".utf8))
+    }
+
+    @Test func relocatedKeepsThePartialFilesIdAndRefusesADestinationThatIsNotAPlainPath() throws {
+        defer { cleanUp() }
+        let saved = try pausedDownload()
+        let elsewhere = sandbox.folder.appendingPathComponent("other.bin")
+        let relocated = try saved.relocated(to: elsewhere)
+        #expect(relocated.destination == elsewhere)
+        #expect(relocated.partialFile.deletingLastPathComponent().path == sandbox.folder.path)
+        let id = saved.partialFile.lastPathComponent.dropFirst(".file.bin.".count)
+        #expect(relocated.partialFile.lastPathComponent == ".other.bin." + id)
+        #expect(relocated.bytesKept == saved.bytesKept && relocated.validator == saved.validator)
+        for bad in [sandbox.folder.appendingPathComponent("../x.bin"), URL(string: "https://example.com/x.bin")!] {
+            do {
+                _ = try saved.relocated(to: bad)
+                Issue.record("relocated to \(bad)")
+            } catch DownloadResumeError.invalidResumeData(let field, _) {
+                #expect(field == "destination")
+            }
+        }
+    }
+
     // MARK: Destinations and integrity refused before any request
 
     @Test func aDestinationInAFolderThatDoesNotExistSaysSo() async throws {

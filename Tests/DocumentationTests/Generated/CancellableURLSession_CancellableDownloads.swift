@@ -42,10 +42,9 @@ func snippet_CancellableDownloads_4() async throws {
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
-func resumeSaved(from file: URL, expecting destination: URL) throws -> ResumableDownload? {
+func resumeSaved(from file: URL, to destination: URL) throws -> ResumableDownload {
     let saved = try JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: file))
-    guard saved.destination == destination else { return nil }   // not the download this app started
-    return URLSession.shared.resumeDownload(saved)
+    return URLSession.shared.resumeDownload(saved, to: destination)   // writes there, whatever the data names
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
