@@ -218,6 +218,22 @@ let budgets: [Budget] = [
         let mapped = promise.map(on: nil) { _ in }
         keep((mapped, resolver))
     },
+    Budget(
+        name: "dropping a pending cancellable chain",
+        unit: "link",
+        units: inputs,
+        budget: 5,
+        perCall: 5,
+        reasons: """
+            as cancellable link (5); dropping the chain, released link by link in the release loop, allocates \
+            nothing more. Per call: the root (5)
+            """
+    ) {
+        let (root, resolver) = CancellablePromise<Int>.pending()
+        var last = root
+        for _ in 0..<inputs { last = last.map(on: nil) { $0 &+ 1 } }
+        keep((last, resolver))
+    },
 ]
 
 guard malloc_counter_is_active() != 0 else {

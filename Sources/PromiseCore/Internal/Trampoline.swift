@@ -96,7 +96,10 @@ struct Trampoline {
             // time is not safe here: the optimiser may destroy the popped element inside the inlined
             // `removeLast()`, before the array's count is written back, and a nested `release` would then
             // append to an array in the middle of being mutated.
-            var batch = state.pointee.spareReleases
+            // The spare buffer is taken, not copied: a copy would leave it shared with `spareReleases`, and the
+            // first nested release appended to it would then copy it (one allocation per batch).
+            var batch: [Any] = []
+            swap(&batch, &state.pointee.spareReleases)
             swap(&batch, &state.pointee.releases)
             Self.destroyElements(of: &batch)
             // Keep the emptied buffer for the next batch: a thread that releases one dropped promise after
