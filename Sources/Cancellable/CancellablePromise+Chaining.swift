@@ -311,23 +311,35 @@ struct LinkCargo<Step: LinkStep> {
 }
 
 extension LinkPromise {
-    /// The input's result, delivered once: the step is taken out and run on its queue (or inline), unless the
-    /// result is one it passes straight through, without a hop.
+    /// The input's result, delivered once: the step runs on its queue (or inline), unless the result is one it
+    /// passes straight through, without a hop. Either way the step — and what its body captured — is released
+    /// before the link resolves, as PromiseCore's steps release their bodies.
     @inlinable
     func receive<Step: LinkStep>(_ result: Result<Step.Input>) where Cargo == LinkCargo<Step>, Step.Output == T {
-        let cargo = takeCargo().unsafelyUnwrapped
         let sink = LinkSink(box: self, state: unsafeDowncast(arbiter, to: LockedCancellationState.self))
         guard Step.handling.runs(for: result) else {
+            cargo = nil
             sink.resolve(result.castError())
             return
         }
-        guard let queue = cargo.queue else {
+        guard let queue = cargo.unsafelyUnwrapped.queue else {
             // Inline: no `dispatch` closure per resolution.
-            cargo.step.runUnlessResolved(result, into: sink)
+            runStep(result, into: sink)
             return
         }
-        let step = cargo.step
-        dispatch(on: queue, flags: cargo.flags) { step.runUnlessResolved(result, into: sink) }
+        // The hop captures this promise, not the step: the step stays in the cargo until the hop takes it out.
+        dispatch(on: queue, flags: cargo.unsafelyUnwrapped.flags) { self.runStep(result, into: sink) }
+    }
+
+    /// Takes the step out of the cargo and runs it, handing it over whole: the step releases its body before it
+    /// resolves the link (``LinkStep/run(_:into:)`` is `consuming`).
+    @inlinable
+    func runStep<Step: LinkStep>(
+        _ result: Result<Step.Input>,
+        into sink: LinkSink<T>
+    ) where Cargo == LinkCargo<Step>, Step.Output == T {
+        let step = takeCargo().unsafelyUnwrapped.step
+        (consume step).runUnlessResolved(result, into: sink)
     }
 }
 

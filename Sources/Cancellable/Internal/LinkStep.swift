@@ -15,8 +15,10 @@ protocol LinkStep {
     /// Whether the step runs even when its link was cancelled while the result travelled (`ensure`'s bodies).
     static var runsAfterCancel: Bool { get }
 
-    /// Resolves `sink` from `result`, or throws to reject it.
-    func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws
+    /// Resolves `sink` from `result`, or throws to reject it. Consuming: the step releases its body — and what
+    /// the body captured — before it resolves `sink` (``call(_:with:)``), so that whoever sees the link resolved
+    /// sees the body's captures gone, as with PromiseCore's steps.
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws
 }
 
 extension LinkStep {
@@ -26,14 +28,21 @@ extension LinkStep {
     /// Runs the step unless its link was resolved first (cancelled while the result travelled); a throw rejects
     /// the link.
     @inlinable
-    func runUnlessResolved(_ result: Result<Input>, into sink: LinkSink<Output>) {
+    consuming func runUnlessResolved(_ result: Result<Input>, into sink: LinkSink<Output>) {
         guard Self.runsAfterCancel || !sink.isResolved else { return }
         do {
-            try run(result, into: sink)
+            try (consume self).run(result, into: sink)
         } catch {
             sink.resolve(.rejected(error))
         }
     }
+}
+
+/// Calls `body` with `value`, taking it over: the closure — and what it captured — is released before this returns,
+/// so before the step resolves its link.
+@inlinable
+func call<Value, Output>(_ body: consuming ((Value) throws -> Output)?, with value: Value) throws -> Output {
+    try body.take().unsafelyUnwrapped(value)
 }
 
 /// Which results a link's step runs for; the others pass straight through, as in PromiseKit.
@@ -66,9 +75,10 @@ struct MapStep<Input, Output>: LinkStep {
     static var handling: LinkHandling { .value }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
+        let transform = (consume self).transform
         guard let value = sink.value(of: result) else { return }
-        sink.resolve(.fulfilled(try transform(value)))
+        sink.resolve(.fulfilled(try call(consume transform, with: value)))
     }
 }
 
@@ -87,9 +97,10 @@ struct FollowStep<Input, Next: Thenable>: LinkStep {
     static var handling: LinkHandling { .value }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Next.T>) throws {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Next.T>) throws {
+        let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        let next = try body(value)
+        let next = try call(consume body, with: value)
         guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
         sink.follow(next)
     }
@@ -110,9 +121,12 @@ struct CompactMapStep<Input, Output>: LinkStep {
     static var handling: LinkHandling { .value }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
+        let transform = (consume self).transform
         guard let value = sink.value(of: result) else { return }
-        guard let transformed = try transform(value) else { throw PMKError.compactMap(value, Output.self) }
+        guard let transformed = try call(consume transform, with: value) else {
+            throw PMKError.compactMap(value, Output.self)
+        }
         sink.resolve(.fulfilled(transformed))
     }
 }
@@ -132,9 +146,10 @@ struct DoneStep<Input>: LinkStep {
     static var handling: LinkHandling { .value }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Void>) throws {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Void>) throws {
+        let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        try body(value)
+        try call(consume body, with: value)
         sink.resolve(.fulfilled(()))
     }
 }
@@ -154,9 +169,10 @@ struct GetStep<Input>: LinkStep {
     static var handling: LinkHandling { .value }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Input>) throws {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Input>) throws {
+        let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        try body(value)
+        try call(consume body, with: value)
         sink.resolve(result)
     }
 }
@@ -176,8 +192,10 @@ struct TapStep<Input>: LinkStep {
     static var handling: LinkHandling { .both }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
+        let body = (consume self).body
         body(result)
+        _ = consume body
         sink.resolve(result)
     }
 }
@@ -200,8 +218,10 @@ struct EnsureStep<Input>: LinkStep {
     static var runsAfterCancel: Bool { true }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
+        let body = (consume self).body
         body()
+        _ = consume body
         sink.resolve(result)
     }
 }
@@ -225,8 +245,11 @@ struct EnsureThenStep<Input>: LinkStep {
     static var runsAfterCancel: Bool { true }
 
     @inlinable
-    func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
-        body().pipe { cleanup in
+    consuming func run(_ result: Result<Input>, into sink: LinkSink<Input>) {
+        let body = (consume self).body
+        let cleanup = body()
+        _ = consume body
+        cleanup.pipe { cleanup in
             switch cleanup {
             case .fulfilled: sink.resolve(result)
             case .rejected(let error): sink.resolve(.rejected(error))
@@ -254,12 +277,15 @@ struct RecoverStep<Next: Thenable>: LinkStep {
     static var handling: LinkHandling { .error }
 
     @inlinable
-    func run(_ result: Result<Next.T>, into sink: LinkSink<Next.T>) throws {
+    consuming func run(_ result: Result<Next.T>, into sink: LinkSink<Next.T>) throws {
+        let policy = self.policy
+        let body = (consume self).body
         guard case .rejected(let error) = result, policy.handles(error) else {
+            _ = consume body
             sink.resolve(result)
             return
         }
-        let next = try body(error)
+        let next = try call(consume body, with: error)
         guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
         sink.follow(next)
     }
@@ -284,12 +310,15 @@ struct RecoverVoidStep: LinkStep {
     static var handling: LinkHandling { .error }
 
     @inlinable
-    func run(_ result: Result<Void>, into sink: LinkSink<Void>) throws {
+    consuming func run(_ result: Result<Void>, into sink: LinkSink<Void>) throws {
+        let policy = self.policy
+        let body = (consume self).body
         guard case .rejected(let error) = result, policy.handles(error) else {
+            _ = consume body
             sink.resolve(result)
             return
         }
-        try body(error)
+        try call(consume body, with: error)
         sink.resolve(.fulfilled(()))
     }
 }
