@@ -338,7 +338,7 @@ extension LinkPromise {
         _ result: Result<Step.Input>,
         into sink: LinkSink<T>
     ) where Cargo == LinkCargo<Step>, Step.Output == T {
-        let step = takeCargo().unsafelyUnwrapped.step
+        let step = cargo.take().unsafelyUnwrapped.step
         (consume step).runUnlessResolved(result, into: sink)
     }
 }

@@ -41,27 +41,25 @@ struct PartialFile: Sendable {
     /// The id (a UUID) in the name of `url`, a partial file the library named for `destination` (``isOwned(_:by:)``);
     /// `nil` for any other file.
     static func id(of url: URL, for destination: URL) -> String? {
-        guard isOwned(url, by: destination) else { return nil }
-        let name = url.lastPathComponent
-        return String(name.dropFirst(".\(destination.lastPathComponent).".count).dropLast(suffix.count))
+        guard isPlainFilePath(destination), isPlainFilePath(url),
+            url.standardizedFileURL.deletingLastPathComponent().path
+                == destination.standardizedFileURL.deletingLastPathComponent().path
+        else { return nil }
+        let name = Array(url.lastPathComponent.utf8)
+        let prefix = Array(".\(destination.lastPathComponent).".utf8)
+        let suffix = Array(Self.suffix.utf8)
+        guard name.count > prefix.count + suffix.count, name.starts(with: prefix),
+            name.reversed().starts(with: suffix.reversed())
+        else { return nil }
+        let id = String(decoding: name[prefix.count..<(name.count - suffix.count)], as: UTF8.self)
+        return UUID(uuidString: id)?.uuidString == id ? id : nil
     }
 
     /// Whether `url` is a partial file this library names for `destination`: `.<destination's name>.<UUID>.partial`
     /// (the UUID as `UUID.uuidString` writes it), in the destination's folder; both plain file paths
     /// (``isPlainFilePath(_:)``).
     static func isOwned(_ url: URL, by destination: URL) -> Bool {
-        guard isPlainFilePath(destination), isPlainFilePath(url),
-            url.standardizedFileURL.deletingLastPathComponent().path
-                == destination.standardizedFileURL.deletingLastPathComponent().path
-        else { return false }
-        let name = Array(url.lastPathComponent.utf8)
-        let prefix = Array(".\(destination.lastPathComponent).".utf8)
-        let suffix = Array(Self.suffix.utf8)
-        guard name.count > prefix.count + suffix.count, name.starts(with: prefix),
-            name.reversed().starts(with: suffix.reversed())
-        else { return false }
-        let id = String(decoding: name[prefix.count..<(name.count - suffix.count)], as: UTF8.self)
-        return UUID(uuidString: id)?.uuidString == id
+        id(of: url, for: destination) != nil
     }
 
     /// Whether `url` is an absolute file path that names a file (not `/`), without `..` (whose meaning a symbolic

@@ -281,12 +281,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
                 reason: "\(partialFile.absoluteString) is not a partial file the library names"
             )
         }
-        guard PartialFile.isPlainFilePath(destination) else {
-            throw DownloadResumeError.invalidResumeData(
-                field: CodingKeys.destination.stringValue,
-                reason: "\(destination.absoluteString) is not an absolute file path without .."
-            )
-        }
+        // The initializer refuses a destination that is not a plain file path, naming the field.
         return try DownloadResumeData(
             url: url,
             destination: destination,

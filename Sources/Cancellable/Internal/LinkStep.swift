@@ -16,8 +16,8 @@ protocol LinkStep {
     static var runsAfterCancel: Bool { get }
 
     /// Resolves `sink` from `result`, or throws to reject it. Consuming: the step releases its body — and what
-    /// the body captured — before it resolves `sink` (``call(_:with:)``), so that whoever sees the link resolved
-    /// sees the body's captures gone, as with PromiseCore's steps.
+    /// the body captured — before it resolves `sink` (PromiseCore's `callOnce(_:with:)`), so that whoever sees the
+    /// link resolved sees the body's captures gone, as with PromiseCore's steps.
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws
 }
 
@@ -36,13 +36,6 @@ extension LinkStep {
             sink.resolve(.rejected(error))
         }
     }
-}
-
-/// Calls `body` with `value`, taking it over: the closure — and what it captured — is released before this returns,
-/// so before the step resolves its link.
-@inlinable
-func call<Value, Output>(_ body: consuming ((Value) throws -> Output)?, with value: Value) throws -> Output {
-    try body.take().unsafelyUnwrapped(value)
 }
 
 /// Which results a link's step runs for; the others pass straight through, as in PromiseKit.
@@ -78,7 +71,7 @@ struct MapStep<Input, Output>: LinkStep {
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
         let transform = (consume self).transform
         guard let value = sink.value(of: result) else { return }
-        sink.resolve(.fulfilled(try call(consume transform, with: value)))
+        sink.resolve(.fulfilled(try callOnce(consume transform, with: value)))
     }
 }
 
@@ -100,7 +93,7 @@ struct FollowStep<Input, Next: Thenable>: LinkStep {
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Next.T>) throws {
         let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        let next = try call(consume body, with: value)
+        let next = try callOnce(consume body, with: value)
         guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
         sink.follow(next)
     }
@@ -124,7 +117,7 @@ struct CompactMapStep<Input, Output>: LinkStep {
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Output>) throws {
         let transform = (consume self).transform
         guard let value = sink.value(of: result) else { return }
-        guard let transformed = try call(consume transform, with: value) else {
+        guard let transformed = try callOnce(consume transform, with: value) else {
             throw PMKError.compactMap(value, Output.self)
         }
         sink.resolve(.fulfilled(transformed))
@@ -149,7 +142,7 @@ struct DoneStep<Input>: LinkStep {
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Void>) throws {
         let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        try call(consume body, with: value)
+        try callOnce(consume body, with: value)
         sink.resolve(.fulfilled(()))
     }
 }
@@ -172,7 +165,7 @@ struct GetStep<Input>: LinkStep {
     consuming func run(_ result: Result<Input>, into sink: LinkSink<Input>) throws {
         let body = (consume self).body
         guard let value = sink.value(of: result) else { return }
-        try call(consume body, with: value)
+        try callOnce(consume body, with: value)
         sink.resolve(result)
     }
 }
@@ -285,7 +278,7 @@ struct RecoverStep<Next: Thenable>: LinkStep {
             sink.resolve(result)
             return
         }
-        let next = try call(consume body, with: error)
+        let next = try callOnce(consume body, with: error)
         guard !sink.isOwnPromise(next) else { throw PMKError.returnedSelf }
         sink.follow(next)
     }
@@ -318,7 +311,7 @@ struct RecoverVoidStep: LinkStep {
             sink.resolve(result)
             return
         }
-        try call(consume body, with: error)
+        try callOnce(consume body, with: error)
         sink.resolve(.fulfilled(()))
     }
 }

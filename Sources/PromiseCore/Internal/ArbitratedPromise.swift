@@ -51,12 +51,6 @@ package final class LinkPromise<T, Cargo>: ArbitratedPromise<T> {
         self.cargo = cargo
         super.init(arbiter: arbiter)
     }
-
-    /// The cargo, taken out: later calls get `nil`.
-    @inlinable
-    package func takeCargo() -> Cargo? {
-        cargo.take()
-    }
 }
 
 // Safe to share between threads as a promise is (its result behind its lock); the arbiter is immutable, and the

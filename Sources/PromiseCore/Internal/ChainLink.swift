@@ -56,11 +56,20 @@ extension Thenable {
 }
 
 /// Calls a link's body, taken out of the link, with `value`: the body — and what it captured — is released before
-/// this returns, so before the link resolves.
+/// this returns, so before the link resolves. Cancellable's chain steps call it too.
+@inlinable
+package func callOnce<Input, Output>(
+    _ body: consuming ((Input) throws -> Output)?,
+    with value: Input
+) throws -> Output {
+    try body.unsafelyUnwrapped(value)
+}
+
+/// ``callOnce(_:with:)``, its error as a rejection.
 @inlinable
 func call<Input, Output>(_ body: consuming ((Input) throws -> Output)?, with value: Input) -> Result<Output> {
     do {
-        return .fulfilled(try body.unsafelyUnwrapped(value))
+        return .fulfilled(try callOnce(consume body, with: value))
     } catch {
         return .rejected(error)
     }
