@@ -280,7 +280,7 @@ extension CancellablePromise {
         _ step: Step
     ) -> CancellablePromise<Step.Output> where Step.Input == T {
         let state = LockedCancellationState(
-            callbacks: OnCancelList(.vote(handle.addVote())),
+            callbacks: OnCancelList(addVoteEntry()),
             cancelsInputsOnResolution: false,
             rejectBox: CancellablePromise<Step.Output>.rejectBox
         )

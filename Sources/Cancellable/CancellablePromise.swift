@@ -51,7 +51,6 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     /// The cancellable promise of `box`, whose arbiter is `state`: made before anything else can see either.
     @inlinable
     init(box: ArbitratedPromise<T>, state: LockedCancellationState) {
-        state.box = box
         promise = box
         handle = CancelHandle(state: state)
     }
@@ -250,7 +249,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     @discardableResult
     public func cancel() -> Bool {
-        handle.cancel(reason: .user)
+        handle.cancel(reason: .user, box: promise)
     }
 
     /// Cancels the promise if it is still pending, saying why.
@@ -266,7 +265,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     @discardableResult
     public func cancel(reason: CancellationReason) -> Bool {
-        handle.cancel(reason: reason)
+        handle.cancel(reason: reason, box: promise)
     }
 
     /// Whether the promise was cancelled: by ``cancel()``, or by a cancellation that reached it through its
@@ -331,6 +330,19 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
     @inlinable
     func addCancelAction(_ action: @escaping () -> Void) {
         handle.add { _ in action() }
+    }
+
+    /// Opens a vote for a consumer that may cancel this promise (see ``CancelHandle/addVote(referencing:)``).
+    @inlinable
+    func addVote() -> Vote {
+        handle.addVote(referencing: promise)
+    }
+
+    /// Opens a vote for a consumer that keeps it in its cancel callbacks and nowhere else (see
+    /// ``CancelHandle/addVoteEntry(referencing:)``).
+    @inlinable
+    func addVoteEntry() -> OnCancelEntry {
+        handle.addVoteEntry(referencing: promise)
     }
 
     /// What delivers results to this promise.

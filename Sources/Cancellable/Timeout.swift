@@ -34,7 +34,7 @@ extension CancellablePromise {
     ) -> CancellablePromise<T> {
         // The vote is in the limited promise's callbacks and in the timer: releasing the limited promise does not
         // withdraw it while the timer can still cast it.
-        let cancelUpstream = handle.addVote()
+        let cancelUpstream = addVote()
         let limited = CancellablePromise<T>(callbacks: OnCancelList(.vote(cancelUpstream)))
         limited.follow(promise)
         // The timer owns what it must act on — the limited promise's sink and this promise — until either the

@@ -132,11 +132,12 @@ let budgets: [Budget] = [
         name: "cancel-one",
         unit: "operation",
         units: 1,
-        budget: 8,
+        budget: 6,
         reasons: """
-            the work: its box, cancellation state, the weak reference's side table on the box (the state holds the \
-            box weakly) (3); the map link: its CancellablePromise object, box (which holds the step and is its \
-            handler's context), cancellation state, side table and vote on the work (5). The work's \
+            the work: its box, cancellation state, the side table of the state's weak reference to the box, made \
+            when the map link votes on it (3); the map link: its CancellablePromise object, box (which holds the \
+            step and is its handler's context) and cancellation state (3; nothing votes on it, so it has no weak \
+            reference; its vote on the work is kept in the work's state, the first vote on it). The work's \
             CancellablePromise object does not escape and lives on the stack (the Resolver is a value over the box); \
             both rejections share one CancellablePromiseError box, made once; the cancel handler and the observer \
             capture only globals (0)
@@ -151,12 +152,13 @@ let budgets: [Budget] = [
         name: "cancellable link (map)",
         unit: "link",
         units: inputs,
-        budget: 5,
-        perCall: 5,
+        budget: 4,
+        perCall: 3,
         reasons: """
-            the link's CancellablePromise object, box, cancellation state and the weak side table on its box (4); its \
-            vote on the upstream (1); its handler on the upstream box captures only the box, which holds the step \
-            (0). Per call: the root (5)
+            the link's CancellablePromise object, box, cancellation state and the side table of the weak reference the \
+            next link's vote makes (4); its vote on the upstream is kept in the upstream's state, the first vote on \
+            it (0); its handler on the upstream box captures only the box, which holds the step \
+            (0). Per call (3): the root, less the side table of the last link, which nothing votes on
             """
     ) {
         let (root, resolver) = CancellablePromise<Int>.pending()
@@ -169,14 +171,15 @@ let budgets: [Budget] = [
         name: "race-cancel",
         unit: "input",
         units: inputs,
-        budget: 5,
-        perCall: 11,
+        budget: 4,
+        perCall: 10,
         reasons: """
-            per input, made by the operation: its CancellablePromise object, box, cancellation state and weak side \
-            table (4; the Resolver is a value over the box, which holds the state); the race's vote on it (1). The \
-            race's handlers share one context, the losers' rejections share one error box, made once, the cancel \
-            handler captures only globals (0). Per call (11): the inputs array, \
-            the race's votes array, its own promise (object, box, state, side table) and its handler's context
+            per input, made by the operation: its CancellablePromise object, box, cancellation state, and the side \
+            table of the weak reference the race's vote makes (4; the Resolver is a value over the box, which holds \
+            the state); the race's vote on it is kept in the input's state, the first vote on it (0). The race's \
+            handlers share one context, the losers' rejections share one error box, made once, the cancel handler \
+            captures only globals (0). Per call (10): the inputs array, the race's votes array, its own promise \
+            (object, box, state: nothing votes on it) and its handler's context
             """
     ) {
         let (winner, promises) = cancellableInputs()
@@ -188,13 +191,12 @@ let budgets: [Budget] = [
         name: "race-cancel, inputs shared by two races",
         unit: "input",
         units: inputs,
-        budget: 8,
-        perCall: 21,
+        budget: 7,
+        perCall: 19,
         reasons: """
-            as race-cancel (5), plus the second race's vote on each input (1), its handler's context (1) and the array \
-            that \
-            holds a second handler on each input's box (1: the first handler is stored inline). Per call: both races' \
-            own (21)
+            as race-cancel (4), plus the second race's vote on each input (1: an object, the input's slot is taken), \
+            its handler's context (1) and the array that holds a second handler on each input's box (1: the first \
+            handler is stored inline). Per call: both races' own (19)
             """
     ) {
         let (winner, promises) = cancellableInputs()
@@ -207,11 +209,12 @@ let budgets: [Budget] = [
         name: "pending cancellable promise + map",
         unit: "promise",
         units: 1,
-        budget: 8,
+        budget: 6,
         reasons: """
-            the promise: box, cancellation state, weak side table (3; its CancellablePromise object does not escape \
-            here and lives on the stack, the Resolver is a value over the box); the map link: its CancellablePromise \
-            object, box (its handler's context), cancellation state, weak side table and vote (5)
+            the promise: box, cancellation state, the side table of the weak reference the map link's vote makes (3; \
+            its CancellablePromise object does not escape here and lives on the stack, the Resolver is a value over \
+            the box); the map link: its CancellablePromise object, box (its handler's context) and cancellation \
+            state (3; nothing votes on it; its vote is kept in the promise's state)
             """
     ) {
         let (promise, resolver) = CancellablePromise<Int>.pending()
@@ -222,11 +225,11 @@ let budgets: [Budget] = [
         name: "dropping a pending cancellable chain",
         unit: "link",
         units: inputs,
-        budget: 5,
-        perCall: 5,
+        budget: 4,
+        perCall: 2,
         reasons: """
-            as cancellable link (5); dropping the chain, released link by link in the release loop, allocates \
-            nothing more. Per call: the root (5)
+            as cancellable link (4); dropping the chain, each link withdrawing its vote on the one before in one \
+            loop, allocates nothing more. Per call (2): the root, less the side table of the last link
             """
     ) {
         let (root, resolver) = CancellablePromise<Int>.pending()

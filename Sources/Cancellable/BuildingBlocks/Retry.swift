@@ -167,8 +167,8 @@ private final class Retrying<U: Thenable>: @unchecked Sendable {
             return
         }
         if let cancellable = next as? CancellablePromise<U.T> {
-            // The handle, not the promise: cancel actions never hold promises (Docs/Design/0003).
-            let vote = cancellable.handle.addVote()
+            // A vote, not the promise: cancel actions never hold promises (Docs/Design/0003).
+            let vote = cancellable.addVote()
             install(step: 2 * attempt) { vote.cast($0) }
         }
         next.pipe { result in

@@ -24,7 +24,7 @@ func combine<T, C: Thenable>(
     if autoCancel {
         votes.reserveCapacity(inputs.count)
         for input in inputs {
-            votes.append(.vote(input.handle.addVote()))
+            votes.append(input.addVoteEntry())
         }
     }
     let combined = CancellablePromise<C.T>(callbacks: votes, cancelsInputsOnResolution: autoCancel)

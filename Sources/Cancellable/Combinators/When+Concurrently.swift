@@ -48,7 +48,7 @@ where Base.Element == CancellablePromise<T> {
     mutating func next() -> CancellablePromise<T>? {
         guard !inFlight.isClosed, let promise = base.next() else { return nil }
         // If the outcome was decided while `base` made it, `track` cancels it at once.
-        let vote = promise.handle.addVote()
+        let vote = promise.addVote()
         inFlight.track({ vote.cast($0) }, until: promise.promise)
         return promise
     }

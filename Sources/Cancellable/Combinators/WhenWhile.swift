@@ -34,7 +34,7 @@ public func when<T>(
     isEnsured: Bool = false,
     autoCancel: Bool = false
 ) -> Promise<T> {
-    let cancelWork = autoCancel ? cancellablePromise.handle.addVote() : nil
+    let cancelWork = autoCancel ? cancellablePromise.addVote() : nil
     return follow(cancellablePromise.promise, while: conditionPromise, isEnsured: isEnsured) { error in
         cancelWork?.cast(error.cancellationReason ?? .lostRace)
     }

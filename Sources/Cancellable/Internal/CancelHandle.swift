@@ -18,20 +18,34 @@ struct CancelHandle {
         self.state = state
     }
 
-    /// Cancels the promise, whoever else consumes it.
+    /// Cancels the promise, whoever else consumes it. `box` is the promise's box, from a caller that holds it;
+    /// without it the state must reach the box itself (see ``LockedCancellationState/box``).
     @inlinable
     @discardableResult
-    func cancel(reason: CancellationReason = .user) -> Bool {
-        state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason)
+    func cancel(reason: CancellationReason = .user, box: AnyObject? = nil) -> Bool {
+        state.carryOut(state.withLock { $0.cancel(reason: reason) }, reason: reason, box: box)
     }
 
     /// Opens a vote for a consumer that may cancel this promise (a link downstream, a promise following it, a
     /// timeout, an `autoCancel` combinator): casting it cancels the promise once every vote opened so far has been
     /// cast or withdrawn, at least one cast; releasing it uncast withdraws it (Docs/Design/0003, "Reasons and
     /// votes").
+    ///
+    /// `box` is the promise's box: the state keeps a weak reference to it, to reject it when the vote is cast.
     @inlinable
-    func addVote() -> Vote {
-        Vote(on: state, isOpen: state.withLock { $0.addVote() })
+    func addVote(referencing box: AnyObject) -> Vote {
+        Vote(on: state, isOpen: state.addVote(referencing: box, inline: false).isOpen)
+    }
+
+    /// Opens a vote as ``addVote()`` does, as an entry for the consumer's callbacks: the vote kept in the state's
+    /// own slot (``OnCancelEntry/inlineVote(_:)``, no object) if this is the first consumer to vote, a ``Vote``
+    /// otherwise. Only for a consumer that keeps its vote in its cancel callbacks and nowhere else: those are
+    /// released through ``OnCancelList/releaseUncast()`` or ``OnCancelList/releaseUncastWithoutRecursion()``,
+    /// which withdraw an inline vote.
+    @inlinable
+    func addVoteEntry(referencing box: AnyObject) -> OnCancelEntry {
+        let (isInline, isOpen) = state.addVote(referencing: box, inline: true)
+        return isInline ? .inlineVote(state) : .vote(Vote(on: state, isOpen: isOpen))
     }
 
     /// Runs `callback` if the promise is cancelled while pending, at once if it is cancelled already.
@@ -52,7 +66,7 @@ final class CancelHold {
 
     init<T>(_ promise: CancellablePromise<T>) {
         handle = promise.handle
-        counted = handle.state.withLock { $0.addHolder() }
+        counted = handle.state.addHolder(referencing: promise.promise)
     }
 
     /// Cancels the promise, whoever else consumes it.

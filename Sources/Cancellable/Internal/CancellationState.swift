@@ -73,9 +73,9 @@ struct CancellationState {
     }
 
     // In this order the state packs into 56 bytes (a `LockedCancellationState` into 104, one malloc size class
-    // smaller than 120): the callbacks (which end with a 17-byte entry), the one-byte phase and flag in its last
-    // word, the two counts, then the reason. An enum of the phase with the reason as payload would take 17 bytes
-    // and 7 of padding.
+    // smaller than 120): the callbacks (which end with a 17-byte entry), the one-byte phase, flag and inline vote in
+    // its last word, the two counts, then the reason. An enum of the phase with the reason as payload would take 17
+    // bytes and 7 of padding.
 
     /// The callbacks, while pending; moved out when the state leaves `pending` or nobody can cancel it any more.
     @usableFromInline
@@ -86,6 +86,11 @@ struct CancellationState {
     /// callbacks — its votes on its inputs — are cast with ``CancellationReason/lostRace``.
     @usableFromInline
     var cancelsInputsOnResolution: Bool
+    /// The vote kept in this state itself, for the first consumer that votes (most promises have exactly one: a
+    /// chain link, a combinator): its open flag lives here, so that the vote costs no object of its own. Later
+    /// consumers get a ``Vote`` object.
+    @usableFromInline
+    var inlineVote: InlineVote
     /// How many votes are open: counted (``addVote()``), neither cast nor withdrawn. Each belongs to a consumer
     /// that can cancel this promise (a link, a follower, a timeout, an `autoCancel` combinator). When the last
     /// one closes, the promise is cancelled if any vote was cast (for the last cast's ``reason``).
@@ -99,6 +104,17 @@ struct CancellationState {
     /// once cancelled, why; once resolved, `nil`.
     @usableFromInline
     var reason: CancellationReason?
+
+    /// Where the vote kept in the state stands (``inlineVote``).
+    @usableFromInline
+    enum InlineVote: UInt8 {
+        /// No consumer has taken it yet.
+        case free
+        /// Taken, and open: counted in ``openVotes``, neither cast nor withdrawn.
+        case open
+        /// Taken, and closed: cast or withdrawn. It is never handed out again.
+        case closed
+    }
 
     /// Where the promise stands.
     @usableFromInline
@@ -117,6 +133,7 @@ struct CancellationState {
         self.callbacks = callbacks
         phase = .pending
         self.cancelsInputsOnResolution = cancelsInputsOnResolution
+        inlineVote = .free
         openVotes = 0
         holders = 1
         reason = nil
@@ -151,6 +168,45 @@ struct CancellationState {
         guard phase == .pending else { return false }
         openVotes &+= 1
         return true
+    }
+
+    /// Counts a new consumer's vote in the state's own slot (``inlineVote``), if the promise is pending and the slot
+    /// was never taken: the consumer then casts it with ``castInlineVote(reason:)`` and must withdraw it with
+    /// ``withdrawInlineVote()`` when it lets go uncast (an ``OnCancelEntry/inlineVote(_:)`` in its callbacks: see
+    /// ``OnCancelList/releaseUncast()``).
+    ///
+    /// - Returns: whether the slot was taken; if not, the consumer gets a ``Vote`` object (``addVote()``).
+    @inlinable
+    mutating func addInlineVote() -> Bool {
+        guard phase == .pending, inlineVote == .free else { return false }
+        inlineVote = .open
+        openVotes &+= 1
+        return true
+    }
+
+    /// ``castVote(_:reason:)`` for the vote in the state's own slot.
+    @inlinable
+    @inline(__always)
+    mutating func castInlineVote(reason: CancellationReason) -> CancelAction {
+        var isOpen = inlineVote == .open
+        defer { if !isOpen { closeInlineVote() } }
+        return castVote(&isOpen, reason: reason)
+    }
+
+    /// ``withdrawVote(_:)`` for the vote in the state's own slot.
+    @inlinable
+    @inline(__always)
+    mutating func withdrawInlineVote() -> ReleaseAction {
+        var isOpen = inlineVote == .open
+        defer { if !isOpen { closeInlineVote() } }
+        return withdrawVote(&isOpen)
+    }
+
+    /// Marks the slot's vote closed (it was open, or is closed already).
+    @inlinable
+    @inline(__always)
+    mutating func closeInlineVote() {
+        if inlineVote == .open { inlineVote = .closed }
     }
 
     /// A consumer casts its vote (`isOpen` is the vote's own flag, kept under this state's lock): the promise is
@@ -319,6 +375,11 @@ enum OnCancelEntry {
     /// Cast this vote: cancel an upstream promise, as one of its consumers (a link's upstream, the promise a
     /// `then` body returned, a combinator's input). Released without being cast, it withdraws.
     case vote(Vote)
+    /// Cast the vote kept in this upstream state's own slot (``CancellationState/inlineVote``): a ``vote(_:)``
+    /// without an object of its own. Released without being cast, it must be withdrawn explicitly — it has no
+    /// deinit to do so —, which ``OnCancelList/releaseUncast()`` and ``OnCancelList/releaseUncastWithoutRecursion()``
+    /// do: every list that may hold one is released through one of them.
+    case inlineVote(LockedCancellationState)
     /// Reject this `cancelPromise` (of `init(wrapper:)`). Released without being rejected, it fulfills.
     case cancelPromise(CancelPromise)
 
@@ -328,6 +389,7 @@ enum OnCancelEntry {
         switch self {
         case .action(let action): action(reason)
         case .vote(let vote): vote.cast(reason)
+        case .inlineVote(let state): state.castInlineVote(reason)
         case .cancelPromise(let cancelPromise): cancelPromise.reject(reason)
         }
     }
@@ -388,14 +450,66 @@ struct OnCancelList {
 }
 
 extension OnCancelList {
+    /// Lets go of the entries of a promise that resolved, without running them: an inline vote
+    /// (``OnCancelEntry/inlineVote(_:)``) is withdrawn, everything else is dropped here, its deinit withdrawing a
+    /// ``Vote`` (the promise it votes on has resolved or keeps another vote: nothing follows) and fulfilling a
+    /// `cancelPromise`.
+    ///
+    /// Lists dropped in other ways — an orphaned promise's, a state's left at its deinit — go through
+    /// ``releaseUncastWithoutRecursion()``.
+    @inlinable
+    consuming func releaseUncast() {
+        // The common case, inlined: one entry, a link's vote on its upstream, which is resolved (nothing follows).
+        if case .inlineVote(let upstream)? = first {
+            if let orphaned = upstream.withdrawInlineVote() { orphaned.releaseUncastWithoutRecursion() }
+        }
+        for entry in rest {
+            guard case .inlineVote(let upstream) = entry else { continue }
+            if let orphaned = upstream.withdrawInlineVote() { orphaned.releaseUncastWithoutRecursion() }
+        }
+    }
+
+    /// Lets go of the entries without running them, in constant stack: inline votes
+    /// (``OnCancelEntry/inlineVote(_:)``) are withdrawn, everything else is handed to the release loop, whose
+    /// deinits withdraw ``Vote``s and fulfill `cancelPromise`s. An orphaned promise's entries and a state's left at
+    /// its deinit go through here.
+    ///
+    /// Withdrawing a vote may orphan the promise upstream, which lets go of its own entries in turn, and so on up a
+    /// chain: those come back to this loop, not to a nested call, so a chain of any length is released in constant
+    /// stack.
+    @usableFromInline
+    consuming func releaseUncastWithoutRecursion() {
+        var next: OnCancelList? = consume self
+        var backlog: [OnCancelList] = []
+        var others = OnCancelList()
+        func route(_ entry: OnCancelEntry) {
+            guard case .inlineVote(let upstream) = entry else { return others.append(entry) }
+            guard let orphaned = upstream.withdrawInlineVote() else { return }
+            // One list follows another up a chain without touching the backlog (no allocation).
+            if next == nil { next = orphaned } else { backlog.append(orphaned) }
+        }
+        while var list = next.take() ?? backlog.popLast() {
+            if let first = list.first.take() { route(first) }
+            for entry in list.rest { route(entry) }
+            list.rest = []  // `others` now holds the only references
+            if !others.isEmpty {
+                var released = OnCancelList()
+                swap(&released, &others)
+                releaseWithoutRecursion((consume released).releasePayload())
+            }
+        }
+    }
+
     /// What to hand to the release loop, which takes the only reference: the entry itself when there is one (its
-    /// closure or object fits in an `Any` without a heap box), the whole list otherwise.
+    /// closure or object fits in an `Any` without a heap box), the whole list otherwise. The list holds no inline
+    /// vote (``releaseUncastWithoutRecursion()`` withdraws those itself).
     @usableFromInline
     consuming func releasePayload() -> Any {
         guard rest.isEmpty, let first else { return self }
         switch first {
         case .action(let callback): return callback
         case .vote(let vote): return vote
+        case .inlineVote: return self
         case .cancelPromise(let cancelPromise): return cancelPromise
         }
     }

@@ -68,7 +68,7 @@ struct LinkSink<U> {
         switch action {
         case .resolve(let released):
             box.resolve(result, inHandler: inHandler)
-            withExtendedLifetime(released) {}  // the callbacks are released here, outside the lock
+            (consume released).releaseUncast()  // the callbacks are released here, outside the lock
             return true
         case .cancelInputsThenResolve(let votes):
             cancelInputs(votes, thenResolve: result, inHandler: inHandler)
@@ -106,7 +106,7 @@ struct LinkSink<U> {
     @inlinable
     func follow<V: Thenable>(_ thenable: V, inHandler: Bool = true) where V.T == U {
         if let cancellable = thenable as? CancellablePromise<U> {
-            let cancelInner = cancellable.handle.addVote()
+            let cancelInner = cancellable.addVote()
             if case .runNow(let reason) = state.withLock({ $0.add(.vote(cancelInner)) }) {
                 cancelInner.cast(reason)
             }

@@ -121,10 +121,13 @@ import Testing
         #expect(actions == Set(1...16), "actions seen: \(actions.sorted())")
     }
 
-    @Test func theCodeMakesEveryTransitionOfTheModel() {
+    /// Each row runs twice: with the vote an event casts or withdraws as a ``Vote`` object, and as the vote kept
+    /// in the state's own slot (``CancellationState/inlineVote``), which must make the same transitions.
+    @Test(arguments: [false, true])
+    func theCodeMakesEveryTransitionOfTheModel(voteInline: Bool) {
         var mismatches: [String] = []
         for row in Self.table {
-            let (after, result) = Self.replay(row)
+            let (after, result) = Self.replay(row, voteInline: voteInline)
             if after != row.after || result != row.result {
                 mismatches.append("\(row)\n    the code: \(after), \(result)")
             }
@@ -163,6 +166,7 @@ import Testing
                 case .action: return mask | 1
                 case .vote(let vote): return mask | (vote === vote1 ? 2 : vote === vote2 ? 4 : 1 << 8)
                 case .cancelPromise: return mask | 1 << 9
+                case .inlineVote: return mask | 1 << 10
                 }
             }
         }
@@ -182,7 +186,7 @@ import Testing
         [nil, .user, .timeout, .lostRace][code]
     }
 
-    static func replay(_ row: Row) -> (ModelState, ModelResult) {
+    static func replay(_ row: Row, voteInline: Bool) -> (ModelState, ModelResult) {
         let entries = Entries()
         var state = CancellationState(
             callbacks: entries.list(row.before.callbacks),
@@ -193,6 +197,9 @@ import Testing
         state.holders = UInt32(row.before.holders)
         state.reason = reason(row.before.reason)
         var voteOpen = row.before.voteOpen == 1
+        // The slot's vote is taken (open or closed) in every row that casts or withdraws it; free where a row
+        // adds one.
+        state.inlineVote = row.event == 3 ? .free : voteOpen ? .open : .closed
         let eventReason = reason(row.eventReason) ?? .user
 
         func cancelResult(_ action: CancellationState.CancelAction, reason: CancellationReason) -> ModelResult {
@@ -241,9 +248,16 @@ import Testing
                 result = ModelResult(action: 9, innerAction: 0, reason: 0, movedOut: 0)
             }
         case 3:
-            result = ModelResult(action: state.addVote() ? 1 : 0, innerAction: 0, reason: 0, movedOut: 0)
+            let added = voteInline ? state.addInlineVote() : state.addVote()
+            result = ModelResult(action: added ? 1 : 0, innerAction: 0, reason: 0, movedOut: 0)
+        case 4 where voteInline:
+            result = cancelResult(state.castInlineVote(reason: eventReason), reason: eventReason)
+            voteOpen = state.inlineVote == .open
         case 4:
             result = cancelResult(state.castVote(&voteOpen, reason: eventReason), reason: eventReason)
+        case 5 where voteInline:
+            result = releaseResult(state.withdrawInlineVote())
+            voteOpen = state.inlineVote == .open
         case 5:
             result = releaseResult(state.withdrawVote(&voteOpen))
         case 6:
