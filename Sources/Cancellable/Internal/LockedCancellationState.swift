@@ -13,6 +13,8 @@ import PromiseCore
 @usableFromInline
 final class LockedCancellationState: _ResolutionArbiter, @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched through `withLock` (and by deinit, the only owner left).
+    /// The first stored property (its root class, `_ResolutionArbiter`, has none): on Darwin, ``PromiseLock``
+    /// finds its lock word there.
     @usableFromInline
     let lock: PromiseLock
     /// Only touched under `lock`, which already makes every access exclusive: the run-time exclusivity check
@@ -72,7 +74,7 @@ final class LockedCancellationState: _ResolutionArbiter, @unchecked Sendable {
     /// - Returns: whether the vote is in the slot, and whether it is open.
     @inlinable
     func addVote(referencing box: AnyObject, inline: Bool) -> (isInline: Bool, isOpen: Bool) {
-        lock.withLock {
+        lock.withLock(in: self) {
             guard state.phase == .pending else { return (false, false) }
             referenceBoxUnderLock(box)
             if inline, state.addInlineVote() { return (true, true) }
@@ -86,7 +88,7 @@ final class LockedCancellationState: _ResolutionArbiter, @unchecked Sendable {
     /// - Returns: whether the hold counts (the promise is pending).
     @inlinable
     func addHolder(referencing box: AnyObject) -> Bool {
-        lock.withLock {
+        lock.withLock(in: self) {
             guard state.addHolder() else { return false }
             referenceBoxUnderLock(box)
             return true
@@ -96,7 +98,7 @@ final class LockedCancellationState: _ResolutionArbiter, @unchecked Sendable {
     /// Runs `body` with the state machine, under the lock. `body` must not run user code.
     @inlinable
     func withLock<Value>(_ body: (inout CancellationState) -> Value) -> Value {
-        lock.withLock { body(&state) }
+        lock.withLock(in: self) { body(&state) }
     }
 
     /// Carries out what the state machine decided: a cancellation rejects the box now and hands the callbacks

@@ -5,6 +5,7 @@
 /// subclassed outside its module), and `@_spi` cannot hide it: `Resolver.resolve(_:)`, inlined into clients, names
 /// it. The underscore keeps it out of code completion and the documentation.
 open class _ResolutionArbiter {
+    // No stored property: a subclass's lock must be the first stored property of the object (see `PromiseLock`).
     @inlinable
     public init() {}
 

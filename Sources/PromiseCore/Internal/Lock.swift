@@ -12,35 +12,46 @@ import Android
 #endif
 
 /// The lock inside every promise and every ``Locked`` value: the platform's cheapest non-recursive mutex,
-/// stored inline.
+/// stored inline — no allocation, no destruction.
 ///
-/// - On Linux (and every non-Darwin platform) it is one 4-byte atomic word in the owning object (no
-///   allocation, no destruction); a thread that finds it taken spins briefly, then parks on ``ParkingLot``.
-/// - On Darwin, `Mutex` needs macOS 15 / iOS 18, so the lock is an `os_unfair_lock` at a stable address of
-///   its own (one small allocation), which is freed with the lock.
+/// - On Linux (and every non-Darwin platform) it is one 4-byte atomic word in the owning object; a thread that
+///   finds it taken spins briefly, then parks on ``ParkingLot``.
+/// - On Darwin, `Mutex` and `Atomic` need macOS 15 / iOS 18, so the lock is an `os_unfair_lock` word. It must not
+///   move while it is used, and Swift gives a stored property no address of its own (`&property` may be a
+///   temporary), so it is reached the way `ManagedBuffer` and swift-atomics' `ManagedAtomic` reach their storage:
+///   from the object's address, `_getUnsafePointerToStoredProperties(owner)`. That is where the first stored
+///   property of the object's root class lives, so **the lock must be the first stored property of the root class
+///   of every object that owns one** (``_PromiseStorage``, ``Locked``, and Cancellable's cancellation state, whose
+///   root class `_ResolutionArbiter` has no stored property). `PromiseLockLayoutTests` checks each owner on every
+///   platform it runs on.
 ///
-/// The only way in is ``withLock(_:)`` (non-throwing: a typed-throws closure would cost a reabstraction thunk
-/// on every call); its closure must not run user code (handlers, cancel handlers,
+/// The only way in is ``withLock(in:_:)``, which takes the owner (non-throwing: a typed-throws closure would cost
+/// a reabstraction thunk on every call); its closure must not run user code (handlers, cancel handlers,
 /// `conf.logHandler`): decide under the lock, act after it is released.
 @usableFromInline
 package struct PromiseLock: ~Copyable {
+    /// Where the lock of `owner` lives: its first stored property (see above).
+    @inlinable
+    @inline(__always)
+    package static func address(in owner: AnyObject) -> UnsafeMutableRawPointer {
+        _getUnsafePointerToStoredProperties(owner)
+    }
+
     #if canImport(Darwin)
+    /// The lock word. Never read or written as a Swift property after `init`: only through ``address(in:)``.
     @usableFromInline
-    let lock: UnsafeMutablePointer<os_unfair_lock>
+    let word: os_unfair_lock
 
     @inlinable
     package init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: os_unfair_lock())
+        word = os_unfair_lock()
     }
 
-    deinit {
-        lock.deallocate()
-    }
-
+    /// Runs `body` holding the lock of `owner`, the object this lock is the first stored property of.
     @inlinable
     @inline(__always)
-    package func withLock<Value>(_ body: () -> Value) -> Value {
+    package func withLock<Value>(in owner: AnyObject, _ body: () -> Value) -> Value {
+        let lock = Self.address(in: owner).assumingMemoryBound(to: os_unfair_lock.self)
         os_unfair_lock_lock(lock)
         defer { os_unfair_lock_unlock(lock) }
         return body()
@@ -55,9 +66,11 @@ package struct PromiseLock: ~Copyable {
         word = Atomic(0)
     }
 
+    /// Runs `body` holding the lock (`owner`, the object this lock is the first stored property of, is where
+    /// Darwin finds its lock word; this platform's word is an `Atomic`, which has a stable address of its own).
     @inlinable
     @inline(__always)
-    package func withLock<Value>(_ body: () -> Value) -> Value {
+    package func withLock<Value>(in owner: AnyObject, _ body: () -> Value) -> Value {
         if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
             lockContended()
         }

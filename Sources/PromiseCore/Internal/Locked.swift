@@ -3,6 +3,7 @@
 @usableFromInline
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched through `withLock`.
+    /// The first stored property: on Darwin, ``PromiseLock`` finds its lock word there.
     @usableFromInline
     let lock: PromiseLock
     /// Only touched under `lock`, which already makes every access exclusive: the run-time exclusivity check
@@ -20,6 +21,6 @@ package final class Locked<State>: @unchecked Sendable {
     /// Runs `body` with the state, under the lock. `body` must not run user code.
     @inlinable
     package func withLock<Value>(_ body: (inout State) -> Value) -> Value {
-        lock.withLock { body(&state) }
+        lock.withLock(in: self) { body(&state) }
     }
 }
