@@ -216,14 +216,10 @@ extension CatchMixin {
         flags: DispatchWorkItemFlags? = nil,
         _ body: sending @escaping () -> Void
     ) -> Promise<T> {
-        let box = Promise<T>(state: nil)
-        pipe { result in
-            dispatch(on: on, flags: flags) {
-                body()
-                box.resolveInHandler(result)
-            }
-        }
-        return box
+        // One object: the link holds the body, and the handler on this promise captures only the link.
+        let link = EnsureLink<T>(on: on, flags: flags, body)
+        pipe { [link] in link.receive($0) }
+        return link
     }
 
     /// Runs an asynchronous clean-up when the promise resolves, either way, and passes the result on once

@@ -40,6 +40,11 @@ import Testing
                 "map on a queue",
                 { input, capture in input.map(on: .global()) { _ in withExtendedLifetime(capture) { 1 } } }
             ),
+            ("ensure", { input, capture in input.ensure(on: nil) { withExtendedLifetime(capture) {} } }),
+            (
+                "ensure on a queue",
+                { input, capture in input.ensure(on: .global()) { withExtendedLifetime(capture) {} } }
+            ),
         ]
         for (name, step) in steps {
             for rejects in [false, true] {

@@ -96,6 +96,22 @@ let budgets: [Budget] = [
         keep(last)
     },
     Budget(
+        name: "create + ensure",
+        unit: "promise",
+        units: 1,
+        budget: 2,
+        reasons: """
+            the root's box (1); ensure's promise, which holds the body and is its handler's context on the root (1; \
+            it was 4 before it became one object: a promise, the handler's context, and two closure contexts of the \
+            hop to the queue, made even without one)
+            """
+    ) {
+        let (promise, resolver) = Promise<Int>.pending()
+        let ensured = promise.ensure(on: nil) { Counts.handlers &+= 1 }
+        resolver.fulfill(1)
+        keep(ensured)
+    },
+    Budget(
         name: "when(fulfilled:)",
         unit: "input",
         units: inputs,

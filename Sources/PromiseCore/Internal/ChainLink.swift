@@ -109,6 +109,45 @@ package final class MapLink<Input, Output>: Promise<Output>, ChainLink {
     package func discardBody() { body = nil }
 }
 
+/// `ensure`: runs the body whichever way the input resolves — on the queue, if there is one, for a rejection too —
+/// then passes the input's result on. Not a ``ChainLink``: those run their body for a value only. The same rules
+/// hold: the body runs once, and is released before the link resolves.
+@usableFromInline
+package final class EnsureLink<Value>: Promise<Value> {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: (() -> Void)?
+    @usableFromInline
+    let queue: DispatchQueue?
+    @usableFromInline
+    let flags: DispatchWorkItemFlags?
+
+    @inlinable
+    init(on queue: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        super.init(state: nil)
+    }
+
+    /// The input's result, from the handler on the input (which captures only this link).
+    @inlinable
+    func receive(_ result: Result<Value>) {
+        guard let queue else { return finish(result) }
+        dispatch(on: queue, flags: flags) { self.finish(result) }
+    }
+
+    @inlinable
+    func finish(_ result: Result<Value>) {
+        // Taken out of the link: what it captured is released when this scope ends, before the link resolves. (Not
+        // `unsafelyUnwrapped` on the optional: for this function type it made an allocation per call.)
+        if let body = body.take() {
+            body()
+        }
+        resolveInHandler(result)
+    }
+}
+
 /// `get`: runs the body, then passes the value on.
 @usableFromInline
 package final class GetLink<Value>: Promise<Value>, ChainLink {
@@ -293,6 +332,7 @@ package final class GuaranteeThenLink<Input, Output>: Guarantee<Output>, ChainLi
 // only by the one thread that runs it (see `ChainLink`).
 extension MapLink: @unchecked Sendable where Output: Sendable {}
 extension GetLink: @unchecked Sendable where Value: Sendable {}
+extension EnsureLink: @unchecked Sendable where Value: Sendable {}
 extension CompactMapLink: @unchecked Sendable where Output: Sendable {}
 extension ThenLink: @unchecked Sendable where Next.T: Sendable {}
 extension GuaranteeMapLink: @unchecked Sendable where Output: Sendable {}
