@@ -119,24 +119,10 @@ extension CatchMixin {
         policy: CatchPolicy = conf.catchPolicy,
         _ body: sending @escaping (Error) throws -> U
     ) -> Promise<T> where U.T == T {
-        let promise = Promise<T>(state: nil)
-        pipe { result in
-            switch result {
-            case .rejected(let error) where policy.handles(error):
-                dispatch(on: on, flags: flags) {
-                    do {
-                        let next = try body(error)
-                        guard next !== promise else { throw PMKError.returnedSelf }
-                        next.pipe(to: promise.resolveInHandler)
-                    } catch {
-                        promise.resolveInHandler(.rejected(error))
-                    }
-                }
-            case .fulfilled, .rejected:
-                promise.resolveInHandler(result)
-            }
-        }
-        return promise
+        // One object: the link holds the body, and the handler on this promise captures only the link.
+        let link = RecoverLink<U>(on: on, flags: flags, policy: policy, body)
+        pipe { [link] in link.receive($0) }
+        return link
     }
 
     /// Replaces every error, cancellation included, with the value of a guarantee.

@@ -42,6 +42,18 @@ import Testing
             ),
             ("ensure", { input, capture in input.ensure(on: nil) { withExtendedLifetime(capture) {} } }),
             (
+                "recover",
+                { input, capture in
+                    input.recover(on: nil) { _ in withExtendedLifetime(capture) { Promise.value(2) } }
+                }
+            ),
+            (
+                "recover on a queue",
+                { input, capture in
+                    input.recover(on: .global()) { _ in withExtendedLifetime(capture) { Promise.value(2) } }
+                }
+            ),
+            (
                 "ensure on a queue",
                 { input, capture in input.ensure(on: .global()) { withExtendedLifetime(capture) {} } }
             ),

@@ -40,9 +40,14 @@ let inputs = 1_000
 enum Counts {
     nonisolated(unsafe) static var handlers = 0
     nonisolated(unsafe) static var observed = 0
+    /// The error the recover row rejects with: made once (an error is boxed when it becomes `any Error`).
+    nonisolated(unsafe) static var error: any Error = BudgetError()
     /// Where `--extra-allocation` stores its object, so that it escapes (and is not made on the stack).
     nonisolated(unsafe) static var deliberate: Deliberate?
 }
+
+/// An error that no catch policy skips (it is no cancellation).
+struct BudgetError: Error {}
 
 /// `inputs` cancellable promises with a cancel handler each, and the resolver of the middle one.
 func cancellableInputs() -> (PromiseCore.Resolver<Int>, [CancellablePromise<Int>]) {
@@ -110,6 +115,23 @@ let budgets: [Budget] = [
         let ensured = promise.ensure(on: nil) { Counts.handlers &+= 1 }
         resolver.fulfill(1)
         keep(ensured)
+    },
+    Budget(
+        name: "create + recover (rejected)",
+        unit: "promise",
+        units: 1,
+        budget: 3,
+        reasons: """
+            the root's box (1); recover's promise, which holds the body and is its handler's context on the root \
+            (1); the promise the body returns (1: `Promise.value`), which the link follows with a handler that \
+            captures only the link (0). The recover was 4 before it became one object: a promise, the handler's \
+            context and two for the hop, made even without a queue
+            """
+    ) {
+        let (promise, resolver) = Promise<Int>.pending()
+        let recovered = promise.recover(on: nil) { _ in Promise.value(1) }
+        resolver.reject(Counts.error)
+        keep(recovered)
     },
     Budget(
         name: "when(fulfilled:)",

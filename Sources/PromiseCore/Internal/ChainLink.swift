@@ -148,6 +148,64 @@ package final class EnsureLink<Value>: Promise<Value> {
     }
 }
 
+/// `recover`: a rejection its policy handles runs the body (on the queue, if there is one) and follows the thenable
+/// it returns; a value, or a rejection the policy lets through, passes on at once, without a queue hop. Not a
+/// ``ChainLink``: those run their body for a value. The same rules hold: the body runs at most once, and is released
+/// before the link resolves (or, when it does not run, as soon as the input resolves).
+@usableFromInline
+package final class RecoverLink<Next: Thenable>: Promise<Next.T> {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Error) throws -> Next)?
+    @usableFromInline
+    let queue: DispatchQueue?
+    @usableFromInline
+    let flags: DispatchWorkItemFlags?
+    @usableFromInline
+    let policy: CatchPolicy
+
+    @inlinable
+    init(
+        on queue: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
+        policy: CatchPolicy,
+        _ body: @escaping (Error) throws -> Next
+    ) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        self.policy = policy
+        super.init(state: nil)
+    }
+
+    /// The input's result, from the handler on the input (which captures only this link).
+    @inlinable
+    func receive(_ result: Result<Next.T>) {
+        guard case .rejected(let error) = result, policy.handles(error) else {
+            body = nil
+            return resolveInHandler(result)
+        }
+        guard let queue else { return run(error) }
+        dispatch(on: queue, flags: flags) { self.run(error) }
+    }
+
+    @inlinable
+    func run(_ error: Error) {
+        let next: Next
+        do {
+            // Called here, not through `call(_:with:)`: passing a body that takes `Error` to a generic parameter
+            // wraps it in a reabstraction thunk, an allocation per call. Taken out of the link, it is released at
+            // the end of this scope, before the link resolves.
+            guard let body = body.take() else { return }
+            next = try body(error)
+        } catch {
+            return resolveInHandler(.rejected(error))
+        }
+        guard next !== self else { return resolveInHandler(.rejected(PMKError.returnedSelf)) }
+        next.pipe { [self] in resolveInHandler($0) }
+    }
+}
+
 /// `get`: runs the body, then passes the value on.
 @usableFromInline
 package final class GetLink<Value>: Promise<Value>, ChainLink {
@@ -333,6 +391,7 @@ package final class GuaranteeThenLink<Input, Output>: Guarantee<Output>, ChainLi
 extension MapLink: @unchecked Sendable where Output: Sendable {}
 extension GetLink: @unchecked Sendable where Value: Sendable {}
 extension EnsureLink: @unchecked Sendable where Value: Sendable {}
+extension RecoverLink: @unchecked Sendable where Next.T: Sendable {}
 extension CompactMapLink: @unchecked Sendable where Output: Sendable {}
 extension ThenLink: @unchecked Sendable where Next.T: Sendable {}
 extension GuaranteeMapLink: @unchecked Sendable where Output: Sendable {}
