@@ -60,19 +60,10 @@ extension CatchMixin {
         policy: CatchPolicy = conf.catchPolicy,
         _ body: sending @escaping (Error) -> Void
     ) -> PMKFinalizer {
-        let finalizer = PMKFinalizer()
-        pipe { result in
-            switch result {
-            case .rejected(let error) where policy.handles(error):
-                dispatch(on: on, flags: flags) {
-                    body(error)
-                    finalizer.box.resolveInHandler(.fulfilled(()))
-                }
-            case .fulfilled, .rejected:
-                finalizer.box.resolveInHandler(.fulfilled(()))
-            }
-        }
-        return finalizer
+        // The finalizer's guarantee holds the body, and the handler on this promise captures only it.
+        let link = CatchLink<T>(on: on, flags: flags, policy: policy, body)
+        pipe { [link] in link.receive($0) }
+        return PMKFinalizer(box: link)
     }
 
     /// Replaces an error with the result of another promise.
@@ -431,9 +422,10 @@ public final class PMKFinalizer: @unchecked Sendable {
     @usableFromInline
     package let box: Guarantee<Void>
 
+    /// A finalizer over `box`, which resolves once the `catch` it finalizes has finished.
     @inlinable
-    init() {
-        box = Guarantee(state: nil)
+    init(box: Guarantee<Void>) {
+        self.box = box
     }
 
     /// Runs `body` once the chain has finished and any `catch` handler has run.

@@ -48,6 +48,14 @@ import Testing
                 }
             ),
             (
+                "catch",
+                { input, capture in input.catch(on: nil) { _ in withExtendedLifetime(capture) {} }.box }
+            ),
+            (
+                "catch on a queue",
+                { input, capture in input.catch(on: .global()) { _ in withExtendedLifetime(capture) {} }.box }
+            ),
+            (
                 "recover on a queue",
                 { input, capture in
                     input.recover(on: .global()) { _ in withExtendedLifetime(capture) { Promise.value(2) } }
@@ -74,6 +82,8 @@ import Testing
                     _ = try? promise.wait()
                 } else if let promise = link as? Promise<Void> {
                     _ = try? promise.wait()
+                } else if let guarantee = link as? Guarantee<Void> {
+                    guarantee.wait()
                 }
                 #expect(weakCapture == nil, "\(name), input \(rejects ? "rejected" : "fulfilled"): body still held")
                 withExtendedLifetime(link) {}

@@ -134,6 +134,23 @@ let budgets: [Budget] = [
         keep(recovered)
     },
     Budget(
+        name: "create + catch (rejected)",
+        unit: "promise",
+        units: 1,
+        budget: 2,
+        reasons: """
+            the root's box (1); the finalizer's guarantee, which holds the body and is its handler's context on the \
+            root (1); the PMKFinalizer does not escape here (most are discarded) and lives on the stack (0). The \
+            catch was 5 before its guarantee held the body: the finalizer, its guarantee, the handler's context and \
+            two for the hop, made even without a queue
+            """
+    ) {
+        let (promise, resolver) = Promise<Int>.pending()
+        let finalizer = promise.catch(on: nil) { _ in Counts.handlers &+= 1 }
+        resolver.reject(Counts.error)
+        keep(finalizer)
+    },
+    Budget(
         name: "when(fulfilled:)",
         unit: "input",
         units: inputs,

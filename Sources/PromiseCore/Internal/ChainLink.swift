@@ -206,6 +206,56 @@ package final class RecoverLink<Next: Thenable>: Promise<Next.T> {
     }
 }
 
+/// `catch`: a rejection its policy handles runs the body (on the queue, if there is one); then, or at once for a
+/// value or a skipped error, the finalizer's guarantee resolves. The guarantee a ``PMKFinalizer`` holds: the handler
+/// on the input captures only it, and it holds the body, which runs at most once and is released before it resolves.
+@usableFromInline
+package final class CatchLink<Value>: Guarantee<Void> {
+    @usableFromInline
+    @exclusivity(unchecked)
+    var body: ((Error) -> Void)?
+    @usableFromInline
+    let queue: DispatchQueue?
+    @usableFromInline
+    let flags: DispatchWorkItemFlags?
+    @usableFromInline
+    let policy: CatchPolicy
+
+    @inlinable
+    init(
+        on queue: DispatchQueue?,
+        flags: DispatchWorkItemFlags?,
+        policy: CatchPolicy,
+        _ body: @escaping (Error) -> Void
+    ) {
+        self.body = body
+        self.queue = queue
+        self.flags = flags
+        self.policy = policy
+        super.init(state: nil)
+    }
+
+    /// The input's result, from the handler on the input (which captures only this link).
+    @inlinable
+    func receive(_ result: Result<Value>) {
+        guard case .rejected(let error) = result, policy.handles(error) else {
+            body = nil
+            return resolveInHandler(.fulfilled(()))
+        }
+        guard let queue else { return run(error) }
+        dispatch(on: queue, flags: flags) { self.run(error) }
+    }
+
+    @inlinable
+    func run(_ error: Error) {
+        // Taken out of the link: released at the end of this scope, before the guarantee resolves.
+        if let body = body.take() {
+            body(error)
+        }
+        resolveInHandler(.fulfilled(()))
+    }
+}
+
 /// `get`: runs the body, then passes the value on.
 @usableFromInline
 package final class GetLink<Value>: Promise<Value>, ChainLink {
@@ -392,6 +442,7 @@ extension MapLink: @unchecked Sendable where Output: Sendable {}
 extension GetLink: @unchecked Sendable where Value: Sendable {}
 extension EnsureLink: @unchecked Sendable where Value: Sendable {}
 extension RecoverLink: @unchecked Sendable where Next.T: Sendable {}
+extension CatchLink: @unchecked Sendable {}
 extension CompactMapLink: @unchecked Sendable where Output: Sendable {}
 extension ThenLink: @unchecked Sendable where Next.T: Sendable {}
 extension GuaranteeMapLink: @unchecked Sendable where Output: Sendable {}
