@@ -55,6 +55,36 @@ extension Thenable {
     }
 }
 
+/// A promise made by `recover` or `catch`, which holds the step's body until it runs, as a ``ChainLink`` does; its
+/// body runs for a rejection its policy handles — on ``queue``, if there is one — and for nothing else: a value, or
+/// an error the policy skips, passes on at once (``passOn(_:)``), without a queue hop, and the body is dropped unrun.
+@usableFromInline
+package protocol RejectionLink: Box {
+    /// The type of the input's value.
+    associatedtype Input
+
+    /// Where the body runs: a queue, or `nil` for inline on the resolving thread.
+    var queue: DispatchQueue? { get }
+    /// The work-item flags of the hop to `queue`.
+    var flags: DispatchWorkItemFlags? { get }
+    /// Which errors run the body.
+    var policy: CatchPolicy { get }
+    /// Takes the body out of the link, runs it with `error` and resolves the link with what comes of it.
+    func run(_ error: Error)
+    /// Drops the body unrun and resolves the link for `result`, which the body does not handle.
+    func passOn(_ result: Result<Input>)
+}
+
+extension RejectionLink {
+    /// The input's result, from the handler on the input (which captures only this link).
+    @inlinable
+    package func receive(_ result: Result<Input>) {
+        guard case .rejected(let error) = result, policy.handles(error) else { return passOn(result) }
+        guard let queue else { return run(error) }
+        dispatch(on: queue, flags: flags) { self.run(error) }
+    }
+}
+
 /// Calls a link's body, taken out of the link, with `value`: the body — and what it captured — is released before
 /// this returns, so before the link resolves. Cancellable's chain steps call it too.
 @inlinable
@@ -148,21 +178,19 @@ package final class EnsureLink<Value>: Promise<Value> {
     }
 }
 
-/// `recover`: a rejection its policy handles runs the body (on the queue, if there is one) and follows the thenable
-/// it returns; a value, or a rejection the policy lets through, passes on at once, without a queue hop. Not a
-/// ``ChainLink``: those run their body for a value. The same rules hold: the body runs at most once, and is released
-/// before the link resolves (or, when it does not run, as soon as the input resolves).
+/// `recover`: follows the thenable the body returns for a rejection its policy handles; the link itself rejects with
+/// ``PMKError/returnedSelf``. The body is released before the link resolves.
 @usableFromInline
-package final class RecoverLink<Next: Thenable>: Promise<Next.T> {
+package final class RecoverLink<Next: Thenable>: Promise<Next.T>, RejectionLink {
     @usableFromInline
     @exclusivity(unchecked)
     var body: ((Error) throws -> Next)?
     @usableFromInline
-    let queue: DispatchQueue?
+    package let queue: DispatchQueue?
     @usableFromInline
-    let flags: DispatchWorkItemFlags?
+    package let flags: DispatchWorkItemFlags?
     @usableFromInline
-    let policy: CatchPolicy
+    package let policy: CatchPolicy
 
     @inlinable
     init(
@@ -178,19 +206,8 @@ package final class RecoverLink<Next: Thenable>: Promise<Next.T> {
         super.init(state: nil)
     }
 
-    /// The input's result, from the handler on the input (which captures only this link).
     @inlinable
-    func receive(_ result: Result<Next.T>) {
-        guard case .rejected(let error) = result, policy.handles(error) else {
-            body = nil
-            return resolveInHandler(result)
-        }
-        guard let queue else { return run(error) }
-        dispatch(on: queue, flags: flags) { self.run(error) }
-    }
-
-    @inlinable
-    func run(_ error: Error) {
+    package func run(_ error: Error) {
         let next: Next
         do {
             // Called here, not through `call(_:with:)`: passing a body that takes `Error` to a generic parameter
@@ -204,22 +221,27 @@ package final class RecoverLink<Next: Thenable>: Promise<Next.T> {
         guard next !== self else { return resolveInHandler(.rejected(PMKError.returnedSelf)) }
         next.pipe { [self] in resolveInHandler($0) }
     }
+
+    @inlinable
+    package func passOn(_ result: Result<Next.T>) {
+        body = nil
+        resolveInHandler(result)
+    }
 }
 
-/// `catch`: a rejection its policy handles runs the body (on the queue, if there is one); then, or at once for a
-/// value or a skipped error, the finalizer's guarantee resolves. The guarantee a ``PMKFinalizer`` holds: the handler
-/// on the input captures only it, and it holds the body, which runs at most once and is released before it resolves.
+/// `catch`: the guarantee a ``PMKFinalizer`` holds, which resolves once the body has run for a rejection its policy
+/// handles, or at once for a value or a skipped error. The body is released before it resolves.
 @usableFromInline
-package final class CatchLink<Value>: Guarantee<Void> {
+package final class CatchLink<Input>: Guarantee<Void>, RejectionLink {
     @usableFromInline
     @exclusivity(unchecked)
     var body: ((Error) -> Void)?
     @usableFromInline
-    let queue: DispatchQueue?
+    package let queue: DispatchQueue?
     @usableFromInline
-    let flags: DispatchWorkItemFlags?
+    package let flags: DispatchWorkItemFlags?
     @usableFromInline
-    let policy: CatchPolicy
+    package let policy: CatchPolicy
 
     @inlinable
     init(
@@ -235,23 +257,18 @@ package final class CatchLink<Value>: Guarantee<Void> {
         super.init(state: nil)
     }
 
-    /// The input's result, from the handler on the input (which captures only this link).
     @inlinable
-    func receive(_ result: Result<Value>) {
-        guard case .rejected(let error) = result, policy.handles(error) else {
-            body = nil
-            return resolveInHandler(.fulfilled(()))
-        }
-        guard let queue else { return run(error) }
-        dispatch(on: queue, flags: flags) { self.run(error) }
-    }
-
-    @inlinable
-    func run(_ error: Error) {
+    package func run(_ error: Error) {
         // Taken out of the link: released at the end of this scope, before the guarantee resolves.
         if let body = body.take() {
             body(error)
         }
+        resolveInHandler(.fulfilled(()))
+    }
+
+    @inlinable
+    package func passOn(_ result: Result<Input>) {
+        body = nil
         resolveInHandler(.fulfilled(()))
     }
 }
