@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Cancellable
@@ -7,17 +8,13 @@ import Testing
 /// stored property of the object's root class (see `PromiseLockLayoutTests` in PromiseCore's tests: on Darwin that
 /// is the only way the lock word is found).
 @Suite struct CancellationLockLayoutTests {
-    static func storedAddress(of lock: borrowing PromiseLock) -> UnsafeMutableRawPointer {
-        withUnsafePointer(to: lock) { UnsafeMutableRawPointer(mutating: $0) }
-    }
-
     @Test func aCancellablePromiseItsLinkAndTheirStatesFindTheirLocks() {
         let (work, resolver) = CancellablePromise<Int>.pending()
         let link = work.map(on: nil) { $0 + 1 }
         for promise in [work, link] {
             let state = promise.handle.state
-            #expect(PromiseLock.address(in: state) == Self.storedAddress(of: state.lock))
-            #expect(PromiseLock.address(in: promise.promise) == Self.storedAddress(of: promise.promise.lock))
+            #expect(PromiseLock.address(in: state) == storedAddress(of: state.lock))
+            #expect(PromiseLock.address(in: promise.promise) == storedAddress(of: promise.promise.lock))
         }
         resolver.fulfill(1)
         #expect(link.value == 2)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import PromiseCore
@@ -8,28 +9,22 @@ import Testing
 /// other field. Object layout is the same on Linux, where the lock word is an `Atomic` with an address of its own:
 /// these tests compare the two, for every kind of object that owns a lock.
 @Suite struct PromiseLockLayoutTests {
-    /// The address a borrow of `lock` has: a noncopyable value that holds an `Atomic` is never copied to be
-    /// borrowed, so this is where the property is stored.
-    static func storedAddress(of lock: borrowing PromiseLock) -> UnsafeMutableRawPointer {
-        withUnsafePointer(to: lock) { UnsafeMutableRawPointer(mutating: $0) }
-    }
-
     @Test func aPromiseAGuaranteeAndAChainLinkFindTheirLock() {
         let (promise, resolver) = Promise<Int>.pending()
         let link = promise.map(on: nil) { $0 + 1 }
         let guarantee = Guarantee<String>.value("")
         let (unresolved, _) = Guarantee<[Int]>.pending()
-        #expect(PromiseLock.address(in: promise) == Self.storedAddress(of: promise.lock))
-        #expect(PromiseLock.address(in: link) == Self.storedAddress(of: link.lock))
-        #expect(PromiseLock.address(in: guarantee) == Self.storedAddress(of: guarantee.lock))
-        #expect(PromiseLock.address(in: unresolved) == Self.storedAddress(of: unresolved.lock))
+        #expect(PromiseLock.address(in: promise) == storedAddress(of: promise.lock))
+        #expect(PromiseLock.address(in: link) == storedAddress(of: link.lock))
+        #expect(PromiseLock.address(in: guarantee) == storedAddress(of: guarantee.lock))
+        #expect(PromiseLock.address(in: unresolved) == storedAddress(of: unresolved.lock))
         resolver.fulfill(1)
         #expect(link.value == 2)
     }
 
     @Test func aLockedValueFindsItsLock() {
         let locked = Locked((1, "two", [3]))
-        #expect(PromiseLock.address(in: locked) == Self.storedAddress(of: locked.lock))
+        #expect(PromiseLock.address(in: locked) == storedAddress(of: locked.lock))
         #expect(locked.withLock { $0.1 } == "two")
     }
 }

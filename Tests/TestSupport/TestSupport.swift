@@ -239,3 +239,10 @@ package func fileContents(_ url: URL) throws -> Data {
     let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
     return size?.int64Value == 0 ? Data() : try Data(contentsOf: url)
 }
+
+/// Where `lock` is stored — the address a borrow of it has: a noncopyable value that holds an `Atomic` (as
+/// `PromiseLock` does off Darwin) is never copied to be borrowed. The lock-layout tests compare it with
+/// `PromiseLock.address(in:)`, where Darwin looks for the lock word.
+package func storedAddress(of lock: borrowing PromiseLock) -> UnsafeMutableRawPointer {
+    withUnsafePointer(to: lock) { UnsafeMutableRawPointer(mutating: $0) }
+}
