@@ -59,6 +59,28 @@ extension FileHandle {
         }
     }
 
+    /// Writes every byte of `data` at `offset`, without moving the handle's position (`pwrite(2)`): pieces of one
+    /// file that arrive out of order go where they belong.
+    ///
+    /// - Throws: the system's error (`POSIXError`). Bytes before the failure may have been written.
+    func writeAll(_ data: Data, at offset: Int64) throws {
+        try data.withUnsafeBytes { buffer in
+            var written = 0
+            while written < buffer.count {
+                let count = try Self.retryingInterrupted {
+                    systemPWrite(
+                        fileDescriptor,
+                        buffer.baseAddress! + written,
+                        buffer.count - written,
+                        offset + Int64(written)
+                    )
+                }
+                guard count > 0 else { throw POSIXError(.EIO) }  // a file that takes no byte would loop forever
+                written += count
+            }
+        }
+    }
+
     /// Calls `operation` until it is not interrupted by a signal (`EINTR`).
     ///
     /// - Returns: its non-negative result.

@@ -46,3 +46,15 @@ func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int)
     Android.write(descriptor, buffer, count)
     #endif
 }
+
+func systemPWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ offset: Int64) -> Int {
+    #if canImport(Darwin)
+    Darwin.pwrite(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Glibc)
+    Glibc.pwrite(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Musl)
+    Musl.pwrite(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Android)
+    Android.pwrite(descriptor, buffer, count, off_t(offset))
+    #endif
+}

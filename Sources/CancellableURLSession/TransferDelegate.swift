@@ -25,6 +25,8 @@ final class TransferDelegate: @unchecked Sendable {
         case memory(Resolver<(data: Data, response: URLResponse)>)
         /// Write the body to a file as it arrives; the download ends through `resolver`.
         case file(FileDownload, DecidingResolver<FileDownload.Outcome>)
+        /// One range of a segmented download: its engine checks the response and writes the bytes.
+        case segment(SegmentedDownloadEngine, Int)
     }
 
     private let sink: Sink
@@ -68,9 +70,15 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        guard case .file(let file, _) = sink else { return answer { completionHandler(.allow) } }
-        // A `.collect` is an error body, which is not the file the caller asked for: it is kept for the error.
-        bodyAction = file.accept(response)
+        switch sink {
+        case .memory:
+            return answer { completionHandler(.allow) }
+        case .file(let file, _):
+            // A `.collect` is an error body, which is not the file the caller asked for: it is kept for the error.
+            bodyAction = file.accept(response)
+        case .segment(let engine, let id):
+            bodyAction = engine.accept(response, for: id) ? .write(truncating: false) : .cancel
+        }
         guard bodyAction != .cancel else {
             answer { completionHandler(.cancel) }
             // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
@@ -103,9 +111,15 @@ final class TransferDelegate: @unchecked Sendable {
             let expected = dataTask.response?.expectedContentLength ?? -1
             progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
         case .write:
-            guard case .file(let file, _) = sink else { preconditionFailure("Only a download writes a file") }
-            guard file.write(data) else { return cancel(dataTask) }
-            if let progress, let report = file.progress { progress(report) }
+            switch sink {
+            case .memory:
+                preconditionFailure("Only a download writes a file")
+            case .file(let file, _):
+                guard file.write(data) else { return cancel(dataTask) }
+                if let progress, let report = file.progress { progress(report) }
+            case .segment(let engine, let id):
+                if !engine.receive(data, for: id) { cancel(dataTask) }
+            }
         }
     }
 
@@ -134,6 +148,8 @@ final class TransferDelegate: @unchecked Sendable {
         case .file(let file, let resolver):
             let statusError = bodyAction == .collect ? HTTPStatusError(checking: response, body: body) : nil
             file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
+        case .segment(let engine, let id):
+            engine.complete(id, error: error)
         }
     }
 }

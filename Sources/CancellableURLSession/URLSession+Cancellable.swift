@@ -12,7 +12,7 @@ extension URLSession {
     /// router set as the task's own delegate when the session has no delegate (`URLSession.shared`), so that
     /// such sessions report live progress too; otherwise none, and the task uses a completion handler.
     /// FoundationNetworking on Linux never calls per-task delegates.
-    fileprivate var transferRouter: TransferRouter? {
+    var transferRouter: TransferRouter? {
         if let router = delegate as? TransferRouter { return router }
         #if !canImport(FoundationNetworking)
         if delegate == nil, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {

@@ -141,3 +141,21 @@ func snippet_CancellableDownloads_14() async throws {
     let task = Task { try await URLSession.shared.cancellableData(from: url).async() }
     task.cancel()                                // cancels the transfer
 }
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 15
+func snippet_CancellableDownloads_15() async throws {
+    let session = URLSession.withProgressReporting()
+    let download = session.segmentedDownload(
+        from: [primary, europe, asia],
+        to: file,
+        verifying: DownloadIntegrity(sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    ) { progress in
+        show(progress.fractionCompleted ?? 0)                    // and progress.mirrors: each one's bytes and state
+    }
+    download.done { result in
+        show("\(result.bytesDiscarded) bytes fetched twice")
+        for mirror in result.mirrors where mirror.dropped != nil { show("\(mirror.url): \(mirror.dropped!)") }
+    }
+    .catch { show($0) }                                           // SegmentedDownloadError, DownloadIntegrityError, …
+    stopButton.onTap { download.cancel() }                        // every request stops; no partial file is left
+}

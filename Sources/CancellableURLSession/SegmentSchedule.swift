@@ -1,0 +1,410 @@
+import Foundation
+
+/// Which bytes of a segmented download each mirror fetches, and which of the bytes that arrive are written: the pure
+/// state machine of ``URLSession/segmentedDownload(from:to:verifying:options:file:line:progress:)``, without I/O or a
+/// clock (the time is passed in), so that every decision can be tested without a server.
+///
+/// The file is cut into segments. A segment is written from its start up to its frontier (`done`), by the transfers
+/// working on it; a transfer's bytes are written only where they continue the frontier, so two transfers of one
+/// segment (the end game) never write one byte twice, and a transfer never writes past its segment's end (a segment
+/// that was split).
+struct SegmentSchedule: Sendable {
+    /// A range of the file: `[start, end)`, written up to `done`.
+    struct Segment: Sendable, Equatable {
+        var start: Int64
+        var end: Int64
+        /// The first byte not written yet: `start...end`.
+        var done: Int64
+        /// The transfers working on it.
+        var transfers: [Int] = []
+
+        var remaining: Int64 { end - done }
+        var isComplete: Bool { done >= end }
+    }
+
+    /// One request to one mirror, for the bytes `[start, requestedEnd)` of one segment.
+    struct Transfer: Sendable, Equatable {
+        let id: Int
+        let mirror: Int
+        let segment: Int
+        let start: Int64
+        let requestedEnd: Int64
+        /// The next byte its body carries.
+        var position: Int64
+        /// Whether its response was checked and accepted.
+        var accepted = false
+        /// Whether its bytes are proven to be the reference's: its response repeated the reference's strong
+        /// validator. A failed transfer's bytes are kept only then.
+        var proven = false
+        let startedAt: TimeInterval
+        var lastProgressAt: TimeInterval
+        var received: Int64 = 0
+    }
+
+    /// One source of the file.
+    struct Mirror: Sendable {
+        var connections = 0
+        var dropped: MirrorDropReason?
+        /// Every byte its transfers received, written or not.
+        var received: Int64 = 0
+        /// The bytes of it that were written to the file.
+        var written: Int64 = 0
+        /// Bytes per second, from its transfers so far; `nil` before its first byte.
+        var speed: Double?
+    }
+
+    /// What the caller carries out after a step, outside any lock.
+    enum Action: Sendable, Equatable {
+        /// Request `[start, end)` from `mirror`, as transfer `id`.
+        case start(id: Int, mirror: Int, start: Int64, end: Int64)
+        /// Stop transfer `id`.
+        case cancel(id: Int)
+    }
+
+    let segmentSize: Int64
+    let minimumSplit: Int64
+    let connectionsPerMirror: Int
+    let endGame: Bool
+
+    /// The file's length, once a mirror has said.
+    private(set) var total: Int64?
+    /// The strong validator of the first mirror that said the length, if it had one.
+    private(set) var validator: DownloadResumeData.Validator?
+    private(set) var segments: [Segment] = []
+    private(set) var transfers: [Int: Transfer] = [:]
+    private(set) var mirrors: [Mirror]
+    private var nextID = 0
+
+    init(mirrors: Int, options: SegmentedDownloadOptions) {
+        segmentSize = max(1, options.segmentSize)
+        minimumSplit = max(1, options.minimumSplitSize)
+        connectionsPerMirror = max(1, options.connectionsPerMirror)
+        endGame = options.endGame
+        self.mirrors = Array(repeating: Mirror(), count: mirrors)
+    }
+
+    /// Whether every byte of the file is written.
+    var isComplete: Bool { total != nil && segments.allSatisfy(\.isComplete) }
+
+    /// Whether no mirror is left to fetch what is missing.
+    var isStranded: Bool { !isComplete && mirrors.allSatisfy { $0.dropped != nil } }
+
+    /// Bytes written so far.
+    var written: Int64 { segments.reduce(0) { $0 + ($1.done - $1.start) } }
+
+    // MARK: Starting
+
+    /// The first requests: before the length is known, each connection of each mirror asks for its own segment of a
+    /// grid of ``segmentSize`` bytes (one past the end is answered `416` with the length, and costs nothing).
+    mutating func begin(at now: TimeInterval) -> [Action] {
+        var actions: [Action] = []
+        for _ in 0..<connectionsPerMirror {
+            for mirror in mirrors.indices {
+                let index = segments.count
+                let start = Int64(index) * segmentSize
+                segments.append(Segment(start: start, end: start + segmentSize, done: start))
+                actions.append(startTransfer(mirror: mirror, segment: index, at: now))
+            }
+        }
+        return actions
+    }
+
+    private mutating func startTransfer(mirror: Int, segment index: Int, at now: TimeInterval) -> Action {
+        let id = nextID
+        nextID += 1
+        let segment = segments[index]
+        transfers[id] = Transfer(
+            id: id,
+            mirror: mirror,
+            segment: index,
+            start: segment.done,
+            requestedEnd: segment.end,
+            position: segment.done,
+            startedAt: now,
+            lastProgressAt: now
+        )
+        segments[index].transfers.append(id)
+        mirrors[mirror].connections += 1
+        return .start(id: id, mirror: mirror, start: segment.done, end: segment.end)
+    }
+
+    // MARK: Responses
+
+    /// What a response said, reduced to what the schedule checks.
+    struct Answer: Sendable, Equatable {
+        var status: Int
+        /// The `Content-Range`, parsed; `nil` if absent or malformed.
+        var range: ContentRange?
+        var rangeHeader: String?
+        var validator: DownloadResumeData.Validator?
+        /// Whether it names another validator of the kind the reference has.
+        var contradictsReference = false
+        var contentCoding: String?
+    }
+
+    /// Checks transfer `id`'s response against the file the other mirrors serve.
+    ///
+    /// - Returns: whether to take its body, and what to do now (a mirror that disagrees is dropped, its transfers
+    ///   stopped and their segments given to others).
+    mutating func accept(_ answer: Answer, for id: Int, at now: TimeInterval) -> (Bool, [Action]) {
+        guard let transfer = transfers[id] else { return (false, []) }
+        if let coding = answer.contentCoding {
+            return (false, drop(transfer.mirror, .contentCoded(coding), at: now))
+        }
+        switch answer.status {
+        case 206:
+            // Exactly the range asked for: up to its end, or the file's if the file is shorter.
+            guard let range = answer.range, let start = range.start, let end = range.end, let length = range.total,
+                start == transfer.start, end + 1 == min(transfer.requestedEnd, length)
+            else { return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now)) }
+            if let problem = agree(length: length, answer: answer) {
+                return (false, drop(transfer.mirror, problem, at: now))
+            }
+            transfers[id]?.accepted = true
+            transfers[id]?.proven = validator.map { answer.validator == $0 } ?? false
+            return (true, schedule(at: now))
+        case 416:
+            guard let length = answer.range?.total, answer.range?.start == nil else {
+                return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
+            }
+            if let problem = agree(length: length, answer: answer) {
+                return (false, drop(transfer.mirror, problem, at: now))
+            }
+            guard transfer.start >= length else {
+                return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
+            }
+            // Nothing to send: the segment lies past the end, and `agree` emptied it.
+            forget(id)
+            return (false, schedule(at: now))
+        case 200:
+            return (false, drop(transfer.mirror, .ignoresRanges, at: now))
+        default:
+            return (false, drop(transfer.mirror, .status(answer.status), at: now))
+        }
+    }
+
+    /// Why a mirror announcing `length` and `answer`'s validator serves another file than the reference; `nil` if it
+    /// serves the same one (the first to answer sets the reference, and the segments past its length go).
+    private mutating func agree(length: Int64, answer: Answer) -> MirrorDropReason? {
+        guard let total else {
+            total = length
+            validator = answer.validator
+            fitSegments(to: length)
+            return nil
+        }
+        if length != total { return .lengthDisagrees(expected: total, announced: length) }
+        if let validator, answer.contradictsReference {
+            return .validatorDisagrees(expected: validator.headerValue, announced: answer.validator?.headerValue)
+        }
+        return nil
+    }
+
+    /// Cuts the grid to `length` bytes: segments past it go (their transfers are answered `416`, or stopped), the
+    /// last one ends at it, and the rest of the file is cut into segments of ``segmentSize``.
+    private mutating func fitSegments(to length: Int64) {
+        for index in segments.indices {
+            segments[index].end = min(segments[index].end, length)
+            segments[index].done = min(segments[index].done, segments[index].end)
+            if segments[index].start >= length { segments[index].start = length }
+        }
+        var start = segments.last.map(\.end) ?? 0
+        while start < length {
+            let end = min(start + segmentSize, length)
+            segments.append(Segment(start: start, end: end, done: start))
+            start = end
+        }
+    }
+
+    // MARK: Bytes
+
+    /// Where a piece of a transfer's body goes.
+    struct Write: Sendable, Equatable {
+        /// The file offset of the first byte to write.
+        var offset: Int64
+        /// Which bytes of the piece to write: `range` (may be empty).
+        var range: Range<Int>
+    }
+
+    /// Takes `count` bytes of transfer `id`'s body.
+    ///
+    /// - Returns: which of them to write (those that continue its segment's frontier, up to its end), whether the
+    ///   transfer should go on, and what to do now (a segment that is complete stops its other transfers).
+    mutating func receive(_ count: Int, for id: Int, at now: TimeInterval) -> (Write?, Bool, [Action]) {
+        guard var transfer = transfers[id], transfer.accepted else { return (nil, false, []) }
+        let index = transfer.segment
+        let segment = segments[index]
+        let pieceStart = transfer.position
+        let pieceEnd = pieceStart + Int64(count)
+        transfer.position = pieceEnd
+        transfer.received += Int64(count)
+        transfer.lastProgressAt = now
+        transfers[id] = transfer
+        mirrors[transfer.mirror].received += Int64(count)
+        mirrors[transfer.mirror].speed = Self.speed(transfer, at: now)
+        let from = max(pieceStart, segment.done)
+        let to = min(pieceEnd, segment.end)
+        var write: Write?
+        if from < to {
+            write = Write(offset: from, range: Int(from - pieceStart)..<Int(to - pieceStart))
+            segments[index].done = to
+            mirrors[transfer.mirror].written += to - from
+        }
+        guard segments[index].isComplete else { return (write, true, []) }
+        return (write, false, finishSegment(index, at: now))
+    }
+
+    /// Undoes the bookkeeping of a write that failed: the bytes are not on disk.
+    mutating func unwrite(_ write: Write, for id: Int) {
+        guard let transfer = transfers[id] else { return }
+        segments[transfer.segment].done = min(segments[transfer.segment].done, write.offset)
+    }
+
+    private static func speed(_ transfer: Transfer, at now: TimeInterval) -> Double? {
+        let elapsed = now - transfer.startedAt
+        return elapsed > 0 ? Double(transfer.received) / elapsed : nil
+    }
+
+    /// Ends every transfer of the complete segment `index`, and gives their mirrors new work.
+    private mutating func finishSegment(_ index: Int, at now: TimeInterval) -> [Action] {
+        var actions: [Action] = []
+        for id in segments[index].transfers {
+            actions.append(.cancel(id: id))
+            forget(id)
+        }
+        return actions + schedule(at: now)
+    }
+
+    private mutating func forget(_ id: Int) {
+        guard let transfer = transfers.removeValue(forKey: id) else { return }
+        segments[transfer.segment].transfers.removeAll { $0 == id }
+        mirrors[transfer.mirror].connections -= 1
+    }
+
+    // MARK: Endings and faults
+
+    /// Transfer `id` ended: on its own (`fault` `nil`: the body is complete, or the server ended it early) or
+    /// with a fault that drops its mirror.
+    mutating func end(_ id: Int, fault: MirrorDropReason?, at now: TimeInterval) -> [Action] {
+        guard let transfer = transfers[id] else { return [] }
+        if let fault { return drop(transfer.mirror, fault, at: now) }
+        let segment = segments[transfer.segment]
+        if transfer.accepted, !segment.isComplete, transfer.position < min(transfer.requestedEnd, segment.end) {
+            // The body ended before the bytes its range promised: a server that closed the connection early.
+            return drop(
+                transfer.mirror,
+                .endedEarly(
+                    received: transfer.position - transfer.start,
+                    expected: transfer.requestedEnd - transfer.start
+                ),
+                at: now
+            )
+        }
+        forget(id)
+        return schedule(at: now)
+    }
+
+    /// Drops `mirror` for `reason`: stops its transfers and gives their segments back, keeping the bytes written only
+    /// where they are proven (the transfer repeated the reference's strong validator).
+    mutating func drop(_ mirror: Int, _ reason: MirrorDropReason, at now: TimeInterval) -> [Action] {
+        guard mirrors.indices.contains(mirror) else { return [] }
+        if mirrors[mirror].dropped == nil { mirrors[mirror].dropped = reason }
+        var actions: [Action] = []
+        for id in transfers.keys.sorted() {
+            // Read afresh: a rollback below may have forgotten a transfer of this mirror already.
+            guard let transfer = transfers[id], transfer.mirror == mirror else { continue }
+            actions.append(.cancel(id: id))
+            let index = transfer.segment
+            if !transfer.proven, segments[index].done > transfer.start {
+                // Its bytes cannot be told apart from the other transfers' on this segment: all of them start again
+                // from where it started.
+                segments[index].done = transfer.start
+                for other in segments[index].transfers where other != id {
+                    actions.append(.cancel(id: other))
+                    forget(other)
+                }
+            }
+            forget(id)
+        }
+        return actions + schedule(at: now)
+    }
+
+    /// Transfers that have received nothing for `timeout` seconds, and those slower than `minimumSpeed` after
+    /// `timeout` seconds while another mirror could take their work.
+    func faults(
+        at now: TimeInterval,
+        stallTimeout timeout: TimeInterval,
+        minimumSpeed: Int64?
+    ) -> [(
+        Int, MirrorDropReason
+    )] {
+        var found: [(Int, MirrorDropReason)] = []
+        let usable = mirrors.indices.filter { mirrors[$0].dropped == nil }
+        for (id, transfer) in transfers.sorted(by: { $0.key < $1.key }) {
+            if now - transfer.lastProgressAt >= timeout {
+                found.append((id, .stalled(seconds: now - transfer.lastProgressAt)))
+            } else if let minimumSpeed, now - transfer.startedAt >= timeout,
+                let speed = Self.speed(transfer, at: now), speed < Double(minimumSpeed),
+                usable.contains(where: { $0 != transfer.mirror })
+            {
+                found.append((id, .tooSlow(bytesPerSecond: Int64(speed))))
+            }
+        }
+        return found
+    }
+
+    // MARK: Scheduling
+
+    /// Gives every mirror with a free connection something to fetch, fastest mirror first: a segment nobody works
+    /// on; else the tail of the segment with the most left to fetch, split in proportion to the two mirrors'
+    /// speeds; else, in the end game, the rest of a segment a slower mirror is fetching, raced.
+    mutating func schedule(at now: TimeInterval) -> [Action] {
+        guard total != nil else { return [] }
+        var actions: [Action] = []
+        let order = mirrors.indices.filter { mirrors[$0].dropped == nil }
+            .sorted { (mirrors[$0].speed ?? 0) > (mirrors[$1].speed ?? 0) }
+        for mirror in order {
+            while mirrors[mirror].connections < connectionsPerMirror {
+                guard let index = nextSegment(for: mirror) else { break }
+                actions.append(startTransfer(mirror: mirror, segment: index, at: now))
+            }
+        }
+        return actions
+    }
+
+    /// The segment `mirror` should fetch next, split off if need be; `nil` if none is worth it.
+    private mutating func nextSegment(for mirror: Int) -> Int? {
+        if let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete }) {
+            return free
+        }
+        // The busy segment with the most left, whose transfer this mirror is not already running.
+        let busy = segments.indices.filter { index in
+            !segments[index].isComplete && segments[index].transfers.count == 1
+                && segments[index].transfers.allSatisfy { transfers[$0]?.mirror != mirror }
+        }
+        guard let index = busy.max(by: { segments[$0].remaining < segments[$1].remaining }) else { return nil }
+        let segment = segments[index]
+        let other = segment.transfers.first.flatMap { transfers[$0] }
+        let otherSpeed = other.flatMap { mirrors[$0.mirror].speed }
+        let ownSpeed = mirrors[mirror].speed
+        // The tail this mirror takes, so that both finish together: remaining × own / (own + other).
+        let share = ownSpeed.flatMap { own in otherSpeed.map { own / (own + $0) } } ?? 0.5
+        let tail = Int64(Double(segment.remaining) * share)
+        if tail >= minimumSplit, segment.remaining - tail >= minimumSplit {
+            let cut = segment.end - tail
+            segments[index].end = cut
+            segments.append(Segment(start: cut, end: segment.end, done: cut))
+            return segments.count - 1
+        }
+        // End game: race the rest, if this mirror is faster (or the other has not sent a byte yet).
+        guard endGame, let ownSpeed, ownSpeed > (otherSpeed ?? 0) else { return nil }
+        return index
+    }
+
+    /// Stops everything: the transfers to cancel.
+    @discardableResult
+    mutating func stopAll() -> [Action] {
+        let ids = transfers.keys.sorted()
+        for id in ids { forget(id) }
+        return ids.map { .cancel(id: $0) }
+    }
+}

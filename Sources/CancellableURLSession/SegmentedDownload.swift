@@ -1,0 +1,445 @@
+public import Cancellable
+public import Foundation
+import PromiseCore
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+extension URLSession {
+    /// Downloads one file from several mirrors at once, in segments: each mirror fetches the byte ranges it is fast
+    /// enough for, and a mirror that fails, stalls or serves another file is dropped without losing a byte.
+    ///
+    /// ```swift
+    /// let session = URLSession.withProgressReporting()
+    /// let mirrors = ["https://a.example/f.iso", "https://b.example/f.iso"].compactMap(URL.init(string:))
+    /// let download = session.segmentedDownload(from: mirrors, to: file, verifying: DownloadIntegrity(sha256: digest))
+    /// download.done { result in print("\(result.bytesDiscarded) bytes fetched twice") }.catch { show($0) }
+    /// stopButton.onTap { download.cancel() }   // every request stops; no partial file is left
+    /// ```
+    ///
+    /// Each mirror first asks for its own segment of ``SegmentedDownloadOptions/segmentSize`` bytes; the first
+    /// answer gives the file's length and its strong validator, and the rest of the file is cut into segments. A
+    /// mirror that finishes takes the next segment nobody works on; when none is left, it splits the largest segment
+    /// still being fetched, taking a tail in proportion to its speed; when no segment is worth splitting, a faster
+    /// mirror races the rest of a slower one's segment (``SegmentedDownloadOptions/endGame``), and the loser is
+    /// stopped when the winner completes it.
+    ///
+    /// What is mixed, and what is checked:
+    /// - Bytes of two mirrors end up in one file only if both answered `206` with a `Content-Range` naming the
+    ///   range asked for and the same length, without a content coding, and without contradicting the first
+    ///   mirror's strong validator (`ETag` or `Last-Modified`). A mirror that does not is dropped, with the reason
+    ///   in ``MirrorStatus/dropped``.
+    /// - A mirror that ignores ranges (`200`), answers an error status, fails, ends its body early, stalls
+    ///   (``SegmentedDownloadOptions/stallTimeout``) or is too slow
+    ///   (``SegmentedDownloadOptions/minimumBytesPerSecond``) is dropped, and its segment goes to the others. The
+    ///   bytes it wrote into that segment are kept only if its response repeated the first mirror's strong
+    ///   validator; otherwise they are fetched again.
+    /// - Before the promise fulfills, the file's length is checked, and `integrity` if given (a SHA-256 catches
+    ///   mirrors that agree on the length and validator but serve other bytes).
+    /// - The file is written next to `destination` and renamed over it once complete and checked, as the other
+    ///   downloads are: a download that fails or is cancelled leaves no file, and what was at `destination` stays.
+    ///
+    /// Segments need bytes as they arrive: a session made by ``withProgressReporting(configuration:delegateQueue:)``
+    /// or, from macOS 12 and iOS 15, one without a delegate such as `URLSession.shared`; any other session rejects
+    /// with ``SegmentedDownloadError/needsLiveDelivery``. Mirrors on one host share the session's
+    /// `httpMaximumConnectionsPerHost`. A segmented download cannot be paused yet: cancelling it removes its bytes.
+    ///
+    /// - Parameters:
+    ///   - mirrors: the requests for the same file, one per mirror (their headers are sent; each gets a `Range` and
+    ///     `Accept-Encoding: identity`). A request with a `Range` of its own is refused.
+    ///   - destination: where the file goes.
+    ///   - integrity: what the finished file is checked against, besides the length the mirrors announced.
+    ///   - options: segment sizes, connections, the end game, and when a mirror counts as stalled or too slow.
+    ///   - file: where the caller made the promise (`#fileID`), for `PromiseDiagnostics` (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
+    ///   - progress: the bytes written and each mirror's state, as bytes arrive (on the session's delegate queue).
+    /// - Returns: the file's location and what each mirror sent. It rejects with
+    ///   ``SegmentedDownloadError/everyMirrorDropped(_:)`` when no mirror is left, with a ``DownloadIntegrityError``
+    ///   when the file fails its check, or with the file system's error.
+    public func segmentedDownload(
+        from mirrors: [URLRequest],
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> CancellablePromise<SegmentedDownloadResult> {
+        let engine: SegmentedDownloadEngine
+        do {
+            guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
+            for request in mirrors {
+                guard ["http", "https"].contains(request.url?.scheme?.lowercased() ?? ""),
+                    request.value(forHTTPHeaderField: "Range") == nil
+                else { throw SegmentedDownloadError.invalidMirror(request.url) }
+            }
+            guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
+            try integrity?.validate()
+            let (partial, handle) = try PartialFile.create(for: destination)
+            engine = SegmentedDownloadEngine(
+                session: self,
+                router: router,
+                requests: mirrors,
+                partial: partial,
+                handle: handle,
+                integrity: integrity,
+                options: options,
+                progress: progress
+            )
+        } catch {
+            return CancellablePromise(error: error)
+        }
+        return CancellablePromise(
+            file: file,
+            line: line,
+            deciding: { resolver in
+                engine.start(resolver)
+                return { _ in engine.cancel() }
+            }
+        )
+    }
+
+    /// Downloads one file from several mirrors at once, in segments: the mirrors' URLs, requested with the
+    /// session's defaults. The overload that takes `[URLRequest]` says how mirrors are scheduled and checked.
+    ///
+    /// ```swift
+    /// session.segmentedDownload(from: [mirrorA, mirrorB, mirrorC], to: file)
+    ///     .done { open($0.url) }
+    ///     .catch { show($0) }
+    /// ```
+    public func segmentedDownload(
+        from mirrors: [URL],
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> CancellablePromise<SegmentedDownloadResult> {
+        segmentedDownload(
+            from: mirrors.map { URLRequest(url: $0) },
+            to: destination,
+            verifying: integrity,
+            options: options,
+            file: file,
+            line: line,
+            progress: progress
+        )
+    }
+}
+
+/// Carries out a ``SegmentSchedule``: sends its requests, writes the bytes it admits at their offsets, watches for
+/// stalls, and ends the download.
+///
+/// The schedule, the file handle and the transfers' cancel closures are behind one lock. Requests are started and
+/// cancelled outside it, as are the progress reports and the ending. URLSession delivers each transfer's callbacks
+/// on the session's delegate queue, one at a time; the stall timer and a cancellation come from other threads.
+final class SegmentedDownloadEngine: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is in `state`, behind its lock.
+    private enum Phase {
+        case running, finishing, stopped
+    }
+
+    private struct State {
+        var schedule: SegmentSchedule
+        var handle: FileHandle?
+        var phase = Phase.running
+        /// What stops each running request.
+        var cancels: [Int: @Sendable () -> Void] = [:]
+        /// Requests cancelled before their cancel closure was stored.
+        var cancelledEarly: Set<Int> = []
+        var resolver: DecidingResolver<SegmentedDownloadResult>?
+    }
+
+    private let state: Locked<State>
+    private let session: URLSession
+    private let router: TransferRouter
+    private let requests: [URLRequest]
+    private let partial: PartialFile
+    private let integrity: DownloadIntegrity?
+    private let options: SegmentedDownloadOptions
+    private let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
+    private let timer: DispatchSourceTimer
+
+    init(
+        session: URLSession,
+        router: TransferRouter,
+        requests: [URLRequest],
+        partial: PartialFile,
+        handle: FileHandle,
+        integrity: DownloadIntegrity?,
+        options: SegmentedDownloadOptions,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
+    ) {
+        state = Locked(State(schedule: SegmentSchedule(mirrors: requests.count, options: options), handle: handle))
+        self.session = session
+        self.router = router
+        self.requests = requests
+        self.partial = partial
+        self.integrity = integrity
+        self.options = options
+        self.progress = progress
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CancellableURLSession segment watch"))
+    }
+
+    private static var now: TimeInterval { ProcessInfo.processInfo.systemUptime }
+
+    /// Sends the first requests and starts watching for stalls.
+    func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
+        let actions = state.withLock { state in
+            state.resolver = resolver
+            return state.schedule.begin(at: Self.now)
+        }
+        let interval = max(0.02, min(1, options.stallTimeout / 4))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [self] in watch() }
+        timer.resume()
+        perform(actions)
+    }
+
+    // MARK: A transfer's callbacks
+
+    /// Checks a response: `true` to take its body.
+    func accept(_ response: URLResponse, for id: Int) -> Bool {
+        let answer = Self.answer(response, reference: state.withLock { $0.schedule.validator })
+        let (take, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
+            guard state.phase == .running else { return (false, []) }
+            return state.schedule.accept(answer, for: id, at: Self.now)
+        }
+        perform(actions)
+        settle()
+        return take
+    }
+
+    /// Writes what the schedule admits of `data`: `false` to stop the transfer.
+    func receive(_ data: Data, for id: Int) -> Bool {
+        var failure: Error?
+        let (goOn, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
+            guard state.phase == .running, let handle = state.handle else { return (false, []) }
+            let (write, goOn, actions) = state.schedule.receive(data.count, for: id, at: Self.now)
+            guard let write, !write.range.isEmpty else { return (goOn, actions) }
+            do {
+                try handle.writeAll(data.subdata(in: write.range), at: write.offset)
+                return (goOn, actions)
+            } catch {
+                state.schedule.unwrite(write, for: id)
+                failure = error
+                return (false, actions + state.schedule.stopAll())
+            }
+        }
+        perform(actions)
+        if let failure { fail(failure) } else { settle() }
+        return goOn
+    }
+
+    /// A transfer ended: its error, if it failed.
+    func complete(_ id: Int, error: Error?) {
+        let fault = error.map { MirrorDropReason.transferFailed(($0 as? URLError)?.code ?? .unknown) }
+        let actions = state.withLock { state -> [SegmentSchedule.Action] in
+            guard state.phase == .running else { return [] }
+            return state.schedule.end(id, fault: fault, at: Self.now)
+        }
+        perform(actions)
+        settle()
+    }
+
+    /// Drops mirrors whose requests stalled or are too slow.
+    private func watch() {
+        let actions = state.withLock { state -> [SegmentSchedule.Action] in
+            guard state.phase == .running else { return [] }
+            let now = Self.now
+            var actions: [SegmentSchedule.Action] = []
+            let faults = state.schedule.faults(
+                at: now,
+                stallTimeout: options.stallTimeout,
+                minimumSpeed: options.minimumBytesPerSecond
+            )
+            for (id, reason) in faults {
+                guard let mirror = state.schedule.transfers[id]?.mirror else { continue }
+                actions += state.schedule.drop(mirror, reason, at: now)
+            }
+            return actions
+        }
+        perform(actions)
+        settle(reporting: false)
+    }
+
+    // MARK: Carrying out
+
+    private func perform(_ actions: [SegmentSchedule.Action]) {
+        for action in actions {
+            switch action {
+            case .start(let id, let mirror, let start, let end):
+                var request = requests[mirror]
+                request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
+                request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+                let task = session.dataTask(with: request)
+                let cancel = router.register(
+                    TransferDelegate(sink: .segment(self, id), reportsUpload: false, progress: nil),
+                    for: task
+                )
+                let cancelled = state.withLock { state -> Bool in
+                    if state.cancelledEarly.remove(id) != nil || state.phase != .running { return true }
+                    state.cancels[id] = cancel
+                    return false
+                }
+                if cancelled {
+                    cancel()
+                } else {
+                    task.resume()
+                }
+            case .cancel(let id):
+                let cancel = state.withLock { state in
+                    let cancel = state.cancels.removeValue(forKey: id)
+                    if cancel == nil { state.cancelledEarly.insert(id) }
+                    return cancel
+                }
+                cancel?()
+            }
+        }
+    }
+
+    /// Reports progress (if `reporting`: only on the delegate queue, where the callbacks come one at a time), and
+    /// ends the download once it is complete or no mirror is left.
+    private func settle(reporting: Bool = true) {
+        let (snapshot, ending) = state.withLock { state -> (SegmentedDownloadProgress, Ending?) in
+            let snapshot = Self.progress(of: state.schedule, requests: requests)
+            guard state.phase == .running else { return (snapshot, nil) }
+            if state.schedule.isComplete {
+                state.phase = .finishing
+                try? state.handle?.close()
+                state.handle = nil
+                return (snapshot, .complete(state.resolver))
+            }
+            if state.schedule.isStranded {
+                return (snapshot, .stranded)
+            }
+            return (snapshot, nil)
+        }
+        if reporting { progress?(snapshot) }
+        switch ending {
+        case .complete(let resolver?):
+            timer.cancel()
+            finish(snapshot, resolver)
+        case .stranded:
+            fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
+        case .complete(nil), nil:
+            break
+        }
+    }
+
+    private enum Ending {
+        case complete(DecidingResolver<SegmentedDownloadResult>?)
+        case stranded
+    }
+
+    /// Checks the complete file, then — unless a cancellation came first — moves it into place and fulfills.
+    private func finish(_ snapshot: SegmentedDownloadProgress, _ resolver: DecidingResolver<SegmentedDownloadResult>) {
+        let total = snapshot.totalBytes ?? 0
+        var outcome: Result<SegmentedDownloadResult>
+        do {
+            let size = try PartialFile.size(of: partial.url)
+            if size != total { throw DownloadIntegrityError.lengthMismatch(expected: total, actual: size) }
+            try integrity?.verify(fileAt: partial.url)
+            outcome = .fulfilled(
+                SegmentedDownloadResult(url: partial.destination, totalBytes: total, mirrors: snapshot.mirrors)
+            )
+        } catch {
+            outcome = .rejected(error)
+        }
+        let decision = resolver.decide {
+            if case .fulfilled = outcome {
+                do { try partial.commit() } catch { return .rejected(error) }
+            } else {
+                partial.remove()
+            }
+            return outcome
+        }
+        if case .cancelled = decision { partial.remove() }
+    }
+
+    /// Stops every request and rejects with `error`, unless a cancellation came first.
+    private func fail(_ error: Error) {
+        let resolver = state.withLock { state -> DecidingResolver<SegmentedDownloadResult>? in
+            guard state.phase == .running else { return nil }
+            state.phase = .stopped
+            try? state.handle?.close()
+            state.handle = nil
+            state.schedule.stopAll()
+            return state.resolver
+        }
+        guard let resolver else { return }
+        timer.cancel()
+        cancelAll()
+        _ = resolver.decide {
+            partial.remove()
+            return .rejected(error)
+        }
+        partial.remove()
+    }
+
+    /// The promise was cancelled: stops every request and removes the partial file (unless the download is already
+    /// ending, which then sees the cancellation and removes it).
+    func cancel() {
+        let stopped = state.withLock { state -> Bool in
+            guard state.phase == .running else { return false }
+            state.phase = .stopped
+            try? state.handle?.close()
+            state.handle = nil
+            state.schedule.stopAll()
+            return true
+        }
+        guard stopped else { return }
+        timer.cancel()
+        cancelAll()
+        partial.remove()
+    }
+
+    /// Cancels every running request.
+    private func cancelAll() {
+        let cancels = state.withLock { state in
+            let cancels = Array(state.cancels.values)
+            state.cancels.removeAll()
+            return cancels
+        }
+        for cancel in cancels { cancel() }
+    }
+
+    // MARK: Reading responses
+
+    private static func answer(
+        _ response: URLResponse,
+        reference: DownloadResumeData.Validator?
+    ) -> SegmentSchedule.Answer {
+        guard let http = response as? HTTPURLResponse else {
+            return SegmentSchedule.Answer(status: 0)
+        }
+        let header = http.value(forHTTPHeaderField: "Content-Range")
+        return SegmentSchedule.Answer(
+            status: http.statusCode,
+            range: ContentRange(header),
+            rangeHeader: header,
+            validator: http.strongValidator,
+            contradictsReference: reference.map(http.contradicts) ?? false,
+            contentCoding: http.isContentCoded ? http.value(forHTTPHeaderField: "Content-Encoding") : nil
+        )
+    }
+
+    private static func progress(of schedule: SegmentSchedule, requests: [URLRequest]) -> SegmentedDownloadProgress {
+        SegmentedDownloadProgress(
+            bytesWritten: schedule.written,
+            totalBytes: schedule.total,
+            mirrors: schedule.mirrors.enumerated().map { index, mirror in
+                MirrorStatus(
+                    url: requests[index].url!,
+                    bytesReceived: mirror.received,
+                    bytesWritten: mirror.written,
+                    activeRequests: mirror.connections,
+                    bytesPerSecond: mirror.speed,
+                    dropped: mirror.dropped
+                )
+            }
+        )
+    }
+}

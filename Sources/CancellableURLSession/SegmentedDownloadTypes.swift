@@ -1,0 +1,168 @@
+public import Foundation
+
+/// How a segmented download cuts its file and spreads it across mirrors.
+///
+/// ```swift
+/// var options = SegmentedDownloadOptions()
+/// options.segmentSize = 4 * 1_048_576      // fewer, larger requests
+/// options.minimumBytesPerSecond = 65_536   // a mirror slower than 64 KiB/s gives its segment to another
+/// session.segmentedDownload(from: mirrors, to: file, options: options)
+/// ```
+public struct SegmentedDownloadOptions: Sendable, Hashable {
+    /// The size of the segments the file is cut into at first, in bytes (aria2's `--min-split-size`, `-k`). Each
+    /// segment is one range request. Default: 1 MiB.
+    public var segmentSize: Int64 = 1_048_576
+    /// The smallest piece a busy segment is split into when a mirror runs out of segments: below it, an idle mirror
+    /// races the rest of a slower mirror's segment instead (the end game). Default: 256 KiB.
+    public var minimumSplitSize: Int64 = 262_144
+    /// Concurrent requests per mirror (aria2's `--max-connection-per-server`, `-x`). Default: 1.
+    public var connectionsPerMirror = 1
+    /// Whether, once no segment is left to split, an idle mirror that is faster also fetches the rest of a segment a
+    /// slower mirror is still fetching; whichever finishes second is stopped the moment the other completes. Costs at
+    /// most that rest's bytes, twice. Default: `true`.
+    public var endGame = true
+    /// A request that receives nothing for this many seconds stalls: its mirror is dropped, and its segment goes to
+    /// another. Default: 10.
+    public var stallTimeout: TimeInterval = 10
+    /// A request slower than this many bytes per second, once it has run for ``stallTimeout`` seconds, gives its
+    /// segment to another mirror and its mirror is dropped — as long as another mirror is left. `nil` (the default):
+    /// no speed floor.
+    public var minimumBytesPerSecond: Int64?
+
+    /// The default options.
+    public init() {}
+}
+
+/// Why a segmented download stopped using a mirror. A mirror is dropped at its first fault; its segment goes to the
+/// other mirrors.
+///
+/// ```swift
+/// for mirror in result.mirrors {
+///     if let reason = mirror.dropped { print("\(mirror.url): \(reason)") }
+/// }
+/// ```
+public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible {
+    /// It serves a file of another length (`announced`) than the mirror that answered first (`expected`).
+    case lengthDisagrees(expected: Int64, announced: Int64)
+    /// Its strong validator (`ETag` or `Last-Modified`) is not the one of the mirror that answered first: its file
+    /// may be another version.
+    case validatorDisagrees(expected: String, announced: String?)
+    /// It answered a range request with `200` and the whole file: it cannot serve segments.
+    case ignoresRanges
+    /// Its `206` carried a `Content-Range` (given here) that is not the range asked for, or none; or its `416` named
+    /// no length.
+    case unexpectedContentRange(String?)
+    /// It sent the body with a content coding (given here): its bytes are not at the file's offsets.
+    case contentCoded(String)
+    /// It answered with this status.
+    case status(Int)
+    /// Its transfer failed with this `URLError` code (the connection was refused or reset, the network went away).
+    case transferFailed(URLError.Code)
+    /// Its body ended after `received` of the `expected` bytes its response promised.
+    case endedEarly(received: Int64, expected: Int64)
+    /// It sent nothing for this many seconds (``SegmentedDownloadOptions/stallTimeout``).
+    case stalled(seconds: TimeInterval)
+    /// It sent more slowly than ``SegmentedDownloadOptions/minimumBytesPerSecond``: this many bytes per second.
+    case tooSlow(bytesPerSecond: Int64)
+
+    /// A sentence saying what the mirror did.
+    public var description: String {
+        switch self {
+        case .lengthDisagrees(let expected, let announced):
+            "It serves \(announced) bytes, not the \(expected) of the first mirror to answer."
+        case .validatorDisagrees(let expected, let announced):
+            "Its validator \(announced ?? "(none)") is not \(expected), the first mirror's."
+        case .ignoresRanges: "It ignores ranges: it answered 200 with the whole file."
+        case .unexpectedContentRange(let header): "It answered with Content-Range \(header ?? "(none)")."
+        case .contentCoded(let coding): "It sent the body with the content coding \"\(coding)\"."
+        case .status(let status): "It answered \(status)."
+        case .transferFailed(let code): "Its transfer failed: URLError \(code.rawValue)."
+        case .endedEarly(let received, let expected): "Its body ended after \(received) of \(expected) bytes."
+        case .stalled(let seconds): "It sent nothing for \(String(format: "%.1f", seconds)) s."
+        case .tooSlow(let speed): "It sent only \(speed) bytes per second."
+        }
+    }
+}
+
+/// One mirror of a segmented download: what it has sent so far, and whether it was dropped.
+public struct MirrorStatus: Sendable, Hashable {
+    /// The mirror's URL, as given.
+    public let url: URL
+    /// Every byte of the file it sent, written or not: the end game's losers and a split segment's overlap count
+    /// here.
+    public let bytesReceived: Int64
+    /// The bytes it sent that are in the file.
+    public let bytesWritten: Int64
+    /// Its requests running now.
+    public let activeRequests: Int
+    /// Its speed in bytes per second, over its latest request; `nil` before its first byte.
+    public let bytesPerSecond: Double?
+    /// Why it was dropped, if it was.
+    public let dropped: MirrorDropReason?
+}
+
+/// How far a segmented download has got.
+///
+/// ```swift
+/// session.segmentedDownload(from: mirrors, to: file) { progress in
+///     print(progress.fractionCompleted ?? 0, progress.mirrors.map(\.bytesReceived))
+/// }
+/// ```
+public struct SegmentedDownloadProgress: Sendable, Hashable {
+    /// Bytes of the file written so far.
+    public let bytesWritten: Int64
+    /// The file's length, once a mirror has said.
+    public let totalBytes: Int64?
+    /// Each mirror, in the order given.
+    public let mirrors: [MirrorStatus]
+
+    /// `bytesWritten / totalBytes`, when the length is known and not zero.
+    public var fractionCompleted: Double? {
+        guard let totalBytes, totalBytes > 0 else { return nil }
+        return Double(bytesWritten) / Double(totalBytes)
+    }
+}
+
+/// A finished segmented download: where the file is, and what each mirror sent.
+public struct SegmentedDownloadResult: Sendable, Hashable {
+    /// The destination, where the file now is.
+    public let url: URL
+    /// The file's length.
+    public let totalBytes: Int64
+    /// Each mirror, in the order given.
+    public let mirrors: [MirrorStatus]
+
+    /// Bytes the mirrors sent that are not in the file: what the end game and split segments cost.
+    public var bytesDiscarded: Int64 {
+        mirrors.reduce(0) { $0 + $1.bytesReceived - $1.bytesWritten }
+    }
+}
+
+/// Why a segmented download failed (besides a file system error, or a ``DownloadIntegrityError``).
+public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Every mirror was dropped before the file was complete: why, for each, in the order given.
+    case everyMirrorDropped([MirrorStatus])
+    /// No mirror was given.
+    case noMirrors
+    /// A mirror's request is not an `http` or `https` request, or asks for a `Range` of its own.
+    case invalidMirror(URL?)
+    /// The session delivers no bytes as they arrive, which segments need: use one made by
+    /// `URLSession.withProgressReporting(configuration:delegateQueue:)` (or, from macOS 12 and iOS 15, one without
+    /// a delegate, such as `URLSession.shared`).
+    case needsLiveDelivery
+
+    /// A sentence saying what went wrong.
+    public var description: String {
+        switch self {
+        case .everyMirrorDropped(let mirrors):
+            "Every mirror was dropped: "
+                + mirrors.map { "\($0.url.absoluteString): \($0.dropped?.description ?? "?")" }.joined(separator: " ")
+        case .noMirrors: "A segmented download needs at least one mirror."
+        case .invalidMirror(let url):
+            "\(url?.absoluteString ?? "(no URL)") is not an http or https request for the whole file."
+        case .needsLiveDelivery:
+            "A segmented download needs a session that delivers bytes as they arrive: "
+                + "URLSession.withProgressReporting()."
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+
+@testable import CancellableURLSession
+
+/// The segmented download's decisions, without a server: which ranges each mirror asks for, which bytes are written,
+/// and what a fault or a disagreeing mirror does to the segments.
+@Suite struct SegmentScheduleTests {
+    typealias Action = SegmentSchedule.Action
+
+    static func options(segment: Int64 = 100, split: Int64 = 20, endGame: Bool = true) -> SegmentedDownloadOptions {
+        var options = SegmentedDownloadOptions()
+        options.segmentSize = segment
+        options.minimumSplitSize = split
+        options.endGame = endGame
+        return options
+    }
+
+    static func partial(
+        _ start: Int64,
+        _ end: Int64,
+        of total: Int64,
+        tag: String? = "\"v1\""
+    )
+        -> SegmentSchedule.Answer
+    {
+        let header = "bytes \(start)-\(end)/\(total)"
+        return SegmentSchedule.Answer(
+            status: 206,
+            range: ContentRange(header),
+            rangeHeader: header,
+            validator: tag.map { .entityTag($0) }
+        )
+    }
+
+    /// The ids of the transfers `actions` start, by mirror.
+    static func started(_ actions: [Action]) -> [(id: Int, mirror: Int, start: Int64, end: Int64)] {
+        actions.compactMap {
+            if case .start(let id, let mirror, let start, let end) = $0 { (id, mirror, start, end) } else { nil }
+        }
+    }
+
+    @Test func eachMirrorAsksForItsOwnSegmentThenTheLengthCutsTheRest() {
+        var schedule = SegmentSchedule(mirrors: 3, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        #expect(first.map(\.mirror) == [0, 1, 2])
+        #expect(first.map(\.start) == [0, 100, 200])
+        #expect(first.map(\.end) == [100, 200, 300])
+
+        // Mirror 1 answers first: the file is 450 bytes, so segments 300-400 and 400-450 are added.
+        let (take, actions) = schedule.accept(Self.partial(100, 199, of: 450), for: first[1].id, at: 0)
+        #expect(take)
+        #expect(actions.isEmpty)  // every mirror is busy
+        #expect(schedule.total == 450)
+        #expect(schedule.segments.map(\.start) == [0, 100, 200, 300, 400])
+        #expect(schedule.segments.map(\.end) == [100, 200, 300, 400, 450])
+    }
+
+    @Test func aMirrorThatFinishesTakesTheNextFreeSegmentAndBytesGoWhereTheyBelong() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 300), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 300), for: first[1].id, at: 0)
+
+        let (write, goOn, none) = schedule.receive(60, for: first[0].id, at: 1)
+        #expect(write == SegmentSchedule.Write(offset: 0, range: 0..<60))
+        #expect(goOn && none.isEmpty)
+        let (last, stop, next) = schedule.receive(40, for: first[0].id, at: 2)
+        #expect(last == SegmentSchedule.Write(offset: 60, range: 0..<40))
+        #expect(!stop)  // its segment is complete
+        #expect(next.first == .cancel(id: first[0].id))
+        #expect(Self.started(next).map(\.mirror) == [0])
+        #expect(Self.started(next).map(\.start) == [200])
+        #expect(schedule.written == 100)
+    }
+
+    @Test func anIdleMirrorSplitsTheLargestBusySegmentInProportionToSpeed() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 1_000, split: 10))
+        let first = Self.started(schedule.begin(at: 0))
+        // A 1,000-byte file: mirror 1's segment lies past it, and its 416 frees it at once.
+        _ = schedule.accept(Self.partial(0, 999, of: 1_000), for: first[0].id, at: 0)
+        let unsatisfiable = SegmentSchedule.Answer(
+            status: 416,
+            range: ContentRange("bytes */1000"),
+            rangeHeader: "bytes */1000"
+        )
+        let (take, actions) = schedule.accept(unsatisfiable, for: first[1].id, at: 0)
+        #expect(!take)
+        // Neither mirror has a speed yet: mirror 1 takes half of what is left.
+        #expect(Self.started(actions).map(\.start) == [500])
+        #expect(Self.started(actions).map(\.end) == [1_000])
+        #expect(schedule.segments.first { $0.start == 0 }?.end == 500)
+
+        // Mirror 0 keeps writing up to its segment's new end, and no further.
+        let (write, goOn, stop) = schedule.receive(600, for: first[0].id, at: 1)
+        #expect(write == SegmentSchedule.Write(offset: 0, range: 0..<500))
+        #expect(!goOn)
+        #expect(stop.contains(.cancel(id: first[0].id)))
+    }
+
+    @Test func theSplitFollowsMeasuredSpeeds() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 1_000, split: 10))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 999, of: 2_000), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(1_000, 1_999, of: 2_000), for: first[1].id, at: 0)
+        // Mirror 1 is four times as fast: it finishes its segment while mirror 0 has fetched 250 bytes.
+        _ = schedule.receive(250, for: first[0].id, at: 1)
+        let (_, _, actions) = schedule.receive(1_000, for: first[1].id, at: 1)
+        // 750 bytes are left of segment 0: mirror 1 takes 4/5 of them.
+        let split = Self.started(actions)
+        #expect(split.map(\.mirror) == [1])
+        #expect(split.map(\.start) == [400])
+        #expect(split.map(\.end) == [1_000])
+    }
+
+    @Test func theEndGameRacesTheRestAndTheFirstToCompleteStopsTheOther() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 100, split: 60))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 200), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 200), for: first[1].id, at: 0)
+        _ = schedule.receive(10, for: first[0].id, at: 1)  // slow
+        let (_, _, actions) = schedule.receive(100, for: first[1].id, at: 1)  // fast, done
+        // 90 bytes left, too few to split in two of 60: mirror 1 races the rest.
+        let race = Self.started(actions)
+        #expect(race.map(\.start) == [10])
+        #expect(race.map(\.end) == [100])
+        _ = schedule.accept(Self.partial(10, 99, of: 200), for: race[0].id, at: 1)
+
+        // The slow one writes 20 more; the racer's first 20 bytes are the same ones and are not written again.
+        #expect(schedule.receive(20, for: first[0].id, at: 2).0 == SegmentSchedule.Write(offset: 10, range: 0..<20))
+        #expect(schedule.receive(30, for: race[0].id, at: 2).0 == SegmentSchedule.Write(offset: 30, range: 20..<30))
+        let (_, goOn, done) = schedule.receive(60, for: race[0].id, at: 2)
+        #expect(!goOn)
+        #expect(done.contains(.cancel(id: first[0].id)))
+        #expect(schedule.isComplete)
+        #expect(schedule.mirrors[0].received + schedule.mirrors[1].received - 200 == 20)  // fetched twice
+    }
+
+    @Test func withoutTheEndGameASlowMirrorIsLeftToFinish() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 100, split: 60, endGame: false))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 200), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 200), for: first[1].id, at: 0)
+        _ = schedule.receive(10, for: first[0].id, at: 1)
+        #expect(Self.started(schedule.receive(100, for: first[1].id, at: 1).2).isEmpty)
+    }
+
+    @Test func aMirrorThatServesAnotherLengthOrRangeIsDroppedAndItsSegmentGoesToAnother() {
+        for (answer, reason) in [
+            (Self.partial(0, 99, of: 999), MirrorDropReason.lengthDisagrees(expected: 300, announced: 999)),
+            (Self.partial(0, 49, of: 300), .unexpectedContentRange("bytes 0-49/300")),  // not the 0-99 asked
+            (Self.partial(5, 99, of: 300), .unexpectedContentRange("bytes 5-99/300")),
+        ] {
+            var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+            let first = Self.started(schedule.begin(at: 0))
+            _ = schedule.accept(Self.partial(100, 199, of: 300), for: first[1].id, at: 0)
+            let (take, actions) = schedule.accept(answer, for: first[0].id, at: 0)
+            #expect(!take)
+            #expect(actions.contains(.cancel(id: first[0].id)))
+            #expect(schedule.mirrors[0].dropped == reason)
+            // Its segment goes to the mirror that is left, once that one is free.
+            let (_, _, next) = schedule.receive(100, for: first[1].id, at: 1)
+            #expect(Self.started(next).map(\.start) == [0])
+        }
+    }
+
+    @Test func aContradictingValidatorAnIgnoredRangeAndAnErrorStatusDropTheMirror() {
+        for (answer, reason) in [
+            (
+                SegmentSchedule.Answer(status: 206, validator: .entityTag("\"v2\""), contradictsReference: true),
+                MirrorDropReason.validatorDisagrees(expected: "\"v1\"", announced: "\"v2\"")
+            ),
+            (SegmentSchedule.Answer(status: 200), .ignoresRanges),
+            (SegmentSchedule.Answer(status: 503), .status(503)),
+            (SegmentSchedule.Answer(status: 206, contentCoding: "gzip"), .contentCoded("gzip")),
+        ] {
+            var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+            let first = Self.started(schedule.begin(at: 0))
+            _ = schedule.accept(Self.partial(100, 199, of: 300), for: first[1].id, at: 0)
+            var answer = answer
+            if answer.status == 206, answer.contentCoding == nil {
+                let tagged = Self.partial(0, 99, of: 300, tag: "\"v2\"")
+                answer.range = tagged.range
+                answer.rangeHeader = tagged.rangeHeader
+            }
+            #expect(!schedule.accept(answer, for: first[0].id, at: 0).0)
+            #expect(schedule.mirrors[0].dropped == reason)
+        }
+    }
+
+    @Test func aFailedTransferKeepsItsBytesOnlyIfItsValidatorProvesThem() {
+        for tag in ["\"v1\"", nil] {
+            var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+            let first = Self.started(schedule.begin(at: 0))
+            _ = schedule.accept(Self.partial(100, 199, of: 200, tag: tag), for: first[1].id, at: 0)
+            _ = schedule.accept(Self.partial(0, 99, of: 200, tag: tag), for: first[0].id, at: 0)
+            _ = schedule.receive(40, for: first[0].id, at: 1)
+            _ = schedule.end(first[0].id, fault: .transferFailed(.networkConnectionLost), at: 1)
+            #expect(schedule.mirrors[0].dropped == .transferFailed(.networkConnectionLost))
+            // Proven bytes stay; unproven ones are fetched again from byte 0.
+            #expect(schedule.segments[0].done == (tag == nil ? 0 : 40))
+            let (_, _, actions) = schedule.receive(100, for: first[1].id, at: 2)
+            #expect(Self.started(actions).map(\.start) == [tag == nil ? 0 : 40])
+        }
+    }
+
+    @Test func aBodyThatEndsEarlyDropsItsMirror() {
+        var schedule = SegmentSchedule(mirrors: 1, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 100), for: first[0].id, at: 0)
+        _ = schedule.receive(30, for: first[0].id, at: 1)
+        _ = schedule.end(first[0].id, fault: nil, at: 1)
+        #expect(schedule.mirrors[0].dropped == .endedEarly(received: 30, expected: 100))
+        #expect(schedule.isStranded)
+    }
+
+    @Test func aStalledTransferAndATooSlowOneAreFound() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 1_000))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 999, of: 2_000), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(1_000, 1_999, of: 2_000), for: first[1].id, at: 0)
+        _ = schedule.receive(10, for: first[0].id, at: 1)
+        _ = schedule.receive(500, for: first[1].id, at: 4)
+        let faults = schedule.faults(at: 5, stallTimeout: 3, minimumSpeed: 50)
+        #expect(faults.map(\.0) == [first[0].id])
+        #expect(faults.first?.1 == .stalled(seconds: 4))
+        // Mirror 1 makes 111 bytes/s: above the floor of 100. Mirror 0 makes 2.
+        let slow = schedule.faults(at: 4.5, stallTimeout: 3, minimumSpeed: 100)
+        #expect(slow.map(\.0) == [first[0].id])
+        #expect(slow.first?.1 == .stalled(seconds: 3.5))
+        let floor = schedule.faults(at: 4.5, stallTimeout: 4, minimumSpeed: 100)
+        #expect(floor.map(\.0) == [first[0].id])
+        #expect(floor.first?.1 == .tooSlow(bytesPerSecond: 2))
+    }
+
+    @Test func anEmptyFileIsCompleteAtOnce() {
+        var schedule = SegmentSchedule(mirrors: 1, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        let empty = SegmentSchedule.Answer(status: 416, range: ContentRange("bytes */0"), rangeHeader: "bytes */0")
+        _ = schedule.accept(empty, for: first[0].id, at: 0)
+        #expect(schedule.isComplete)
+        #expect(schedule.total == 0)
+    }
+}
