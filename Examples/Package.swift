@@ -6,7 +6,9 @@ let package = Package(
     name: "Examples",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "mirror-race", targets: ["MirrorRace"])
+        .executable(name: "mirror-race", targets: ["MirrorRace"]),
+        // The throttled mirrors, for the benchmark package's download benchmark too.
+        .library(name: "MirrorServer", targets: ["MirrorServer"]),
     ],
     dependencies: [
         .package(name: "PromiseCore", path: ".."),
@@ -18,14 +20,20 @@ let package = Package(
         .executableTarget(
             name: "MirrorRace",
             dependencies: [
+                "MirrorServer",
                 .product(name: "CancellableURLSession", package: "PromiseCore"),
                 .product(name: "Cancellable", package: "PromiseCore"),
                 .product(name: "PromiseCore", package: "PromiseCore"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "MirrorServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

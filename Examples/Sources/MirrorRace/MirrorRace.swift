@@ -3,6 +3,7 @@ import Cancellable
 import CancellableURLSession
 import Dispatch
 import Foundation
+import MirrorServer
 import PromiseCore
 
 #if canImport(FoundationNetworking)
@@ -29,6 +30,11 @@ struct MirrorRace: AsyncParsableCommand {
             With --stall --mirror-down, the next-fastest mirror goes down while the download is paused (its port \
             refuses connections): the resume from it fails, keeping every byte, and the download fails over to \
             the third mirror.
+
+            With --segmented, the file is pulled from every mirror at once, in segments (segmentedDownload), after \
+            a race of the same mirrors; the summary compares their time and the bytes the servers sent that are \
+            not in the file. With --segmented --mirror-down, the second-fastest mirror goes down half-way through \
+            its share: its segment goes to the others, and no byte is lost.
             """
     )
 
@@ -74,6 +80,9 @@ struct MirrorRace: AsyncParsableCommand {
     )
     var mirrorDown = false
 
+    @Flag(help: "Pull the file from every mirror at once, in segments, and compare with the race.")
+    var segmented = false
+
     mutating func validate() throws {
         guard size > 0 else { throw ValidationError("--size must be positive") }
         guard speeds.isEmpty ? mirrors >= 1 : speeds.allSatisfy({ $0 > 0 }) else {
@@ -85,7 +94,13 @@ struct MirrorRace: AsyncParsableCommand {
         if stall && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
             throw ValidationError("--stall needs at least two mirrors: one to stall, one to resume from")
         }
-        if mirrorDown && (!stall || (speeds.isEmpty ? mirrors : speeds.count) < 3) {
+        if segmented && (stall || ignoreRanges || changeFile) {
+            throw ValidationError("--segmented takes --mirror-down, not --stall, --ignore-ranges or --change-file")
+        }
+        if segmented && mirrorDown && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
+            throw ValidationError("--segmented --mirror-down needs two mirrors: one goes down, one finishes")
+        }
+        if mirrorDown && !segmented && (!stall || (speeds.isEmpty ? mirrors : speeds.count) < 3) {
             throw ValidationError(
                 "--mirror-down needs --stall and three mirrors: one stalls, one is down, one finishes"
             )
@@ -95,6 +110,7 @@ struct MirrorRace: AsyncParsableCommand {
     func run() async throws {
         let kibPerSecond = speeds.isEmpty ? (0..<mirrors).map { max(1, 4_096 >> $0) } : speeds
         let fileSize = Int(size * 1_048_576)
+        if segmented { return try await runSegmented(kibPerSecond: kibPerSecond, fileSize: fileSize) }
         // Mirrors by speed, fastest first: with --stall, the fastest stalls and the next one takes over.
         let bySpeed = kibPerSecond.indices.sorted { kibPerSecond[$0] > kibPerSecond[$1] }
         let server = MirrorServer(
@@ -237,7 +253,7 @@ struct MirrorRace: AsyncParsableCommand {
     }
 
     /// Gives the server a moment to see every connection end: it is what the summary reports.
-    private func waitForConnections(_ server: MirrorServer, mirrors: Int) async {
+    func waitForConnections(_ server: MirrorServer, mirrors: Int) async {
         await waitUntil(seconds: 2) {
             (0..<mirrors).allSatisfy {
                 server.stats(of: $0).finishedAt != nil || server.stats(of: $0).clientClosedAt != nil

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -10,25 +10,28 @@ import NIOCore
 /// `Content-Range`, 416 past the end), as real mirrors do: a download paused on one can continue on another.
 /// Two switches show what a resume does when it cannot continue: `ignoresRanges` (every answer is 200 with the
 /// whole file) and `changesFile` (a new version of the file, with a new `ETag`, once a stalled mirror is released).
-final class MirrorServer: @unchecked Sendable {
+public final class MirrorServer: @unchecked Sendable {
     // @unchecked Sendable: `stats` and `released` are only touched under `lock`.
-    struct Stats: Sendable {
+    public struct Stats: Sendable {
         /// Body bytes sent, over every request to this mirror.
-        var bytesSent = 0
-        var requests = 0
+        public var bytesSent = 0
+        public var requests = 0
         /// Body bytes sent in the response to the latest request (not counting what an earlier response to this
         /// mirror, cancelled but not yet noticed, still wrote meanwhile).
-        var latestResponseBytes = 0
-        var finishedAt: Date?
-        var clientClosedAt: Date?
+        public var latestResponseBytes = 0
+        public var finishedAt: Date?
+        public var clientClosedAt: Date?
     }
 
-    let fileSize: Int
-    let bytesPerSecond: [Int]
-    let ignoresRanges: Bool
-    let changesFile: Bool
+    public let fileSize: Int
+    public let bytesPerSecond: [Int]
+    public let ignoresRanges: Bool
+    public let changesFile: Bool
     /// Mirror → the byte at which its first response stops sending (and waits, connection open, until released).
-    let stallsAt: [Int: Int]
+    public let stallsAt: [Int: Int]
+    /// Mirror → how many body bytes it sends in all before it goes down: its response then ends mid-body (the
+    /// connection closes), and every later request is answered `503`.
+    public let diesAfter: [Int: Int]
     private let lock = NSLock()
     private var stats: [Int: Stats] = [:]
     private var released: Set<Int> = []
@@ -36,22 +39,24 @@ final class MirrorServer: @unchecked Sendable {
     /// The file of `version`, made once.
     private var served: (version: Int, file: Data)?
 
-    init(
+    public init(
         fileSize: Int,
         bytesPerSecond: [Int],
         stallsAt: [Int: Int] = [:],
+        diesAfter: [Int: Int] = [:],
         ignoresRanges: Bool = false,
         changesFile: Bool = false
     ) {
         self.fileSize = fileSize
         self.bytesPerSecond = bytesPerSecond
         self.stallsAt = stallsAt
+        self.diesAfter = diesAfter
         self.ignoresRanges = ignoresRanges
         self.changesFile = changesFile
     }
 
     /// The file as the mirrors serve it now, and its `ETag`.
-    var current: (file: Data, entityTag: String) {
+    public var current: (file: Data, entityTag: String) {
         lock.lock()
         defer { lock.unlock() }
         if served?.version != version {
@@ -64,14 +69,14 @@ final class MirrorServer: @unchecked Sendable {
         return (served!.file, "\"mirror-race-\(fileSize)-v\(version)\"")
     }
 
-    func stats(of mirror: Int) -> Stats {
+    public func stats(of mirror: Int) -> Stats {
         lock.lock()
         defer { lock.unlock() }
         return stats[mirror] ?? Stats()
     }
 
     /// Ends a stalled response: the server closes that connection. With `changesFile`, the file changes now.
-    func release(_ mirror: Int) {
+    public func release(_ mirror: Int) {
         lock.lock()
         if released.insert(mirror).inserted && changesFile { version += 1 }
         lock.unlock()
@@ -98,8 +103,8 @@ final class MirrorServer: @unchecked Sendable {
         change(&stats[mirror, default: Stats()])
     }
 
-    /// Starts the server on an ephemeral port and returns it once it is listening.
-    func start() async throws -> (port: Int, task: Task<Void, Error>) {
+    /// Starts the server on an ephemeral port of `host` (a loopback address) and returns it once it is listening.
+    public func start(host: String = "127.0.0.1") async throws -> (port: Int, task: Task<Void, Error>) {
         let router = Router()
         router.get("/mirror/:id/file.bin") { request, context -> Response in
             let mirror = try context.parameters.require("id", as: Int.self)
@@ -112,7 +117,7 @@ final class MirrorServer: @unchecked Sendable {
         logger.logLevel = .critical
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "MirrorRace"),
+            configuration: .init(address: .hostname(host, port: 0), serverName: "MirrorRace"),
             onServerRunning: { channel in listening.yield(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -126,38 +131,46 @@ final class MirrorServer: @unchecked Sendable {
         return (bound, task)
     }
 
-    /// The whole file (200), the rest of it from a `Range: bytes=N-` whose `If-Range` matches (206), or 416 past
-    /// the end.
+    /// The whole file (200), a range of it from a `Range: bytes=N-` or `bytes=N-M` whose `If-Range` matches (206),
+    /// or 416 past the end; 503 once the mirror has gone down.
     private func respond(to request: Request, from mirror: Int) -> Response {
         let (file, entityTag) = current
+        if isDown(mirror) { return Response(status: .serviceUnavailable) }
         var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: entityTag]
         if !ignoresRanges { headers[.acceptRanges] = "bytes" }
         var start = 0
+        var end = file.count
         var status = HTTPResponse.Status.ok
         let condition = request.headers[.ifRange]
         if !ignoresRanges, let range = request.headers[.range], condition == nil || condition == entityTag,
-            range.hasPrefix("bytes="), range.hasSuffix("-"), let first = Int(range.dropFirst(6).dropLast())
+            range.hasPrefix("bytes=")
         {
+            let bounds = range.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2, let first = Int(bounds[0]), first >= 0,
+                bounds[1].isEmpty || Int(bounds[1]).map({ $0 >= first }) == true
+            else { return Response(status: .badRequest) }
             guard first < file.count else {
                 headers[.contentRange] = "bytes */\(file.count)"
                 return Response(status: .rangeNotSatisfiable, headers: headers)
             }
             start = first
+            end = min(file.count, Int(bounds[1]).map { $0 + 1 } ?? file.count)
             status = .partialContent
-            headers[.contentRange] = "bytes \(first)-\(file.count - 1)/\(file.count)"
+            headers[.contentRange] = "bytes \(first)-\(end - 1)/\(file.count)"
         }
         let request = countRequest(to: mirror)
         let stall = request == 1 ? stallsAt[mirror] : nil
-        let first = start
+        let (first, last) = (start, end)
         return Response(
             status: status,
             headers: headers,
-            body: ResponseBody(contentLength: file.count - first) { writer in
+            body: ResponseBody(contentLength: last - first) { writer in
                 try await self.stream(
                     file,
                     mirror: mirror,
                     request: request,
                     from: first,
+                    to: last,
                     stallingAt: stall,
                     to: &writer
                 )
@@ -165,11 +178,18 @@ final class MirrorServer: @unchecked Sendable {
         )
     }
 
+    /// Whether `mirror` has sent all it sends before going down.
+    private func isDown(_ mirror: Int) -> Bool {
+        guard let limit = diesAfter[mirror] else { return false }
+        return stats(of: mirror).bytesSent >= limit
+    }
+
     private func stream(
         _ file: Data,
         mirror: Int,
         request: Int,
         from start: Int,
+        to last: Int,
         stallingAt stall: Int?,
         to writer: inout any ResponseBodyWriter
     ) async throws {
@@ -178,13 +198,16 @@ final class MirrorServer: @unchecked Sendable {
         let began = ContinuousClock.now
         var offset = start
         do {
-            while offset < file.count {
+            while offset < last {
                 if let stall, offset >= stall {
                     // A stalled mirror: nothing more, until the example has moved on.
                     while !isReleased(mirror) { try await Task.sleep(for: .milliseconds(20)) }
                     throw CancellationError()
                 }
-                let end = min(file.count, offset + chunkSize, stall ?? .max)
+                // A mirror that goes down closes the connection mid-body.
+                if isDown(mirror) { throw CancellationError() }
+                let allowance = diesAfter[mirror].map { offset + max(1, $0 - stats(of: mirror).bytesSent) } ?? last
+                let end = min(last, offset + chunkSize, stall ?? .max, allowance)
                 try await writer.write(ByteBuffer(bytes: file[offset..<end]))
                 update(mirror) {
                     $0.bytesSent += end - offset
