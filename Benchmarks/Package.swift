@@ -25,11 +25,14 @@ let package = Package(
         .executable(name: "promise-benchmarks", targets: ["PromiseBenchmarks"]),
         .executable(name: "allocation-budgets", targets: ["AllocationBudgets"]),
         .executable(name: "testing-scenarios", targets: ["TestingScenarios"]),
+        .executable(name: "download-benchmark", targets: ["DownloadBenchmark"]),
     ],
     dependencies: [
         .package(name: "PromiseCore", path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+        // The example's throttled mirrors, for the download benchmark.
+        .package(name: "Examples", path: "../Examples"),
     ],
     targets: [
         .executableTarget(
@@ -62,6 +65,16 @@ let package = Package(
                 .product(name: "Cancellable", package: "PromiseCore"),
                 .product(name: "CancellableURLSession", package: "PromiseCore"),
                 .product(name: "PromiseTesting", package: "PromiseCore"),
+            ]
+        ),
+        // Race, segmented download and aria2c against the same local throttled mirrors.
+        .executableTarget(
+            name: "DownloadBenchmark",
+            dependencies: [
+                .product(name: "MirrorServer", package: "Examples"),
+                .product(name: "PromiseCore", package: "PromiseCore"),
+                .product(name: "Cancellable", package: "PromiseCore"),
+                .product(name: "CancellableURLSession", package: "PromiseCore"),
             ]
         ),
     ] + baselineTargets,
