@@ -66,25 +66,32 @@ struct SegmentSchedule: Sendable {
     let connectionsPerMirror: Int
     let endGame: Bool
 
-    /// The file's length, once a mirror has said.
+    /// The file's length, once a mirror has said (or the caller, through ``DownloadIntegrity/length``).
     private(set) var total: Int64?
+    /// The length the caller expects: a mirror that announces another one is dropped, even the first to answer.
+    let expectedLength: Int64?
+    /// Where the bytes no segment covers yet begin: segments are cut from here as mirrors need them, so that a
+    /// length a mirror announces costs no memory until its bytes are fetched.
     /// The strong validator of the first mirror that said the length, if it had one.
     private(set) var validator: DownloadResumeData.Validator?
     private(set) var segments: [Segment] = []
     private(set) var transfers: [Int: Transfer] = [:]
     private(set) var mirrors: [Mirror]
+    private(set) var uncut: Int64 = 0
     private var nextID = 0
 
-    init(mirrors: Int, options: SegmentedDownloadOptions) {
-        segmentSize = max(1, options.segmentSize)
-        minimumSplit = max(1, options.minimumSplitSize)
-        connectionsPerMirror = max(1, options.connectionsPerMirror)
+    /// A schedule for `mirrors` mirrors; `options` must have passed ``SegmentedDownloadOptions/problem``.
+    init(mirrors: Int, options: SegmentedDownloadOptions, expectedLength: Int64? = nil) {
+        segmentSize = options.segmentSize
+        minimumSplit = options.minimumSplitSize
+        connectionsPerMirror = options.connectionsPerMirror
         endGame = options.endGame
+        self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
     }
 
     /// Whether every byte of the file is written.
-    var isComplete: Bool { total != nil && segments.allSatisfy(\.isComplete) }
+    var isComplete: Bool { total.map { uncut >= $0 } ?? false && segments.allSatisfy(\.isComplete) }
 
     /// Whether no mirror is left to fetch what is missing.
     var isStranded: Bool { !isComplete && mirrors.allSatisfy { $0.dropped != nil } }
@@ -100,13 +107,21 @@ struct SegmentSchedule: Sendable {
         var actions: [Action] = []
         for _ in 0..<connectionsPerMirror {
             for mirror in mirrors.indices {
-                let index = segments.count
-                let start = Int64(index) * segmentSize
-                segments.append(Segment(start: start, end: start + segmentSize, done: start))
-                actions.append(startTransfer(mirror: mirror, segment: index, at: now))
+                actions.append(startTransfer(mirror: mirror, segment: cutSegment(), at: now))
             }
         }
         return actions
+    }
+
+    /// Cuts the next segment from the bytes no segment covers (up to the length, once it is known).
+    ///
+    /// - Returns: its index.
+    private mutating func cutSegment() -> Int {
+        let (sum, overflow) = uncut.addingReportingOverflow(segmentSize)
+        let end = min(overflow ? .max : sum, total ?? .max)
+        segments.append(Segment(start: uncut, end: end, done: uncut))
+        uncut = end
+        return segments.count - 1
     }
 
     private mutating func startTransfer(mirror: Int, segment index: Int, at now: TimeInterval) -> Action {
@@ -186,6 +201,9 @@ struct SegmentSchedule: Sendable {
     /// Why a mirror announcing `length` and `answer`'s validator serves another file than the reference; `nil` if it
     /// serves the same one (the first to answer sets the reference, and the segments past its length go).
     private mutating func agree(length: Int64, answer: Answer) -> MirrorDropReason? {
+        if let expectedLength, length != expectedLength {
+            return .lengthDisagrees(expected: expectedLength, announced: length)
+        }
         guard let total else {
             total = length
             validator = answer.validator
@@ -199,20 +217,15 @@ struct SegmentSchedule: Sendable {
         return nil
     }
 
-    /// Cuts the grid to `length` bytes: segments past it go (their transfers are answered `416`, or stopped), the
-    /// last one ends at it, and the rest of the file is cut into segments of ``segmentSize``.
+    /// Cuts the first segments to `length` bytes: those past it are empty (their transfers are answered `416`), the
+    /// last one ends at it. The rest of the file is cut into segments of ``segmentSize`` as mirrors need them.
     private mutating func fitSegments(to length: Int64) {
         for index in segments.indices {
+            segments[index].start = min(segments[index].start, length)
             segments[index].end = min(segments[index].end, length)
             segments[index].done = min(segments[index].done, segments[index].end)
-            if segments[index].start >= length { segments[index].start = length }
         }
-        var start = segments.last.map(\.end) ?? 0
-        while start < length {
-            let end = min(start + segmentSize, length)
-            segments.append(Segment(start: start, end: end, done: start))
-            start = end
-        }
+        uncut = min(uncut, length)
     }
 
     // MARK: Bytes
@@ -376,6 +389,7 @@ struct SegmentSchedule: Sendable {
         if let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete }) {
             return free
         }
+        if let total, uncut < total { return cutSegment() }
         // The busy segment with the most left, whose transfer this mirror is not already running.
         let busy = segments.indices.filter { index in
             !segments[index].isComplete && segments[index].transfers.count == 1

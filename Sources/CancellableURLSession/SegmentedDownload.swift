@@ -36,7 +36,9 @@ extension URLSession {
     ///   bytes it wrote into that segment are kept only if its response repeated the first mirror's strong
     ///   validator; otherwise they are fetched again.
     /// - Before the promise fulfills, the file's length is checked, and `integrity` if given (a SHA-256 catches
-    ///   mirrors that agree on the length and validator but serve other bytes).
+    ///   mirrors that agree on the length and validator but serve other bytes). An `integrity` with a length also
+    ///   drops any mirror that announces another, the first to answer included: without one, the first answer sets
+    ///   the length the others must agree with.
     /// - The file is written next to `destination` and renamed over it once complete and checked, as the other
     ///   downloads are: a download that fails or is cancelled leaves no file, and what was at `destination` stays.
     ///
@@ -69,6 +71,7 @@ extension URLSession {
         let engine: SegmentedDownloadEngine
         do {
             guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
+            if let problem = options.problem { throw SegmentedDownloadError.invalidOptions(problem) }
             for request in mirrors {
                 guard ["http", "https"].contains(request.url?.scheme?.lowercased() ?? ""),
                     request.value(forHTTPHeaderField: "Range") == nil
@@ -172,7 +175,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         options: SegmentedDownloadOptions,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
     ) {
-        state = Locked(State(schedule: SegmentSchedule(mirrors: requests.count, options: options), handle: handle))
+        let schedule = SegmentSchedule(mirrors: requests.count, options: options, expectedLength: integrity?.length)
+        state = Locked(State(schedule: schedule, handle: handle))
         self.session = session
         self.router = router
         self.requests = requests

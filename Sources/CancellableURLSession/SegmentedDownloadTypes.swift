@@ -31,6 +31,21 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
 
     /// The default options.
     public init() {}
+
+    /// Why these options cannot be used, naming the first that is out of range; `nil` if they can.
+    var problem: String? {
+        let largest: Int64 = 1 << 50
+        if !(1...largest).contains(segmentSize) { return "segmentSize \(segmentSize) is not 1...\(largest)" }
+        if !(1...largest).contains(minimumSplitSize) {
+            return "minimumSplitSize \(minimumSplitSize) is not 1...\(largest)"
+        }
+        if !(1...64).contains(connectionsPerMirror) {
+            return "connectionsPerMirror \(connectionsPerMirror) is not 1...64"
+        }
+        if !(stallTimeout > 0 && stallTimeout.isFinite) { return "stallTimeout \(stallTimeout) is not positive" }
+        if let floor = minimumBytesPerSecond, floor <= 0 { return "minimumBytesPerSecond \(floor) is not positive" }
+        return nil
+    }
 }
 
 /// Why a segmented download stopped using a mirror. A mirror is dropped at its first fault; its segment goes to the
@@ -146,6 +161,11 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
     case noMirrors
     /// A mirror's request is not an `http` or `https` request, or asks for a `Range` of its own.
     case invalidMirror(URL?)
+    /// An option is out of range: the reason names it (``SegmentedDownloadOptions/segmentSize`` and
+    /// ``SegmentedDownloadOptions/minimumSplitSize`` 1 byte to 1 PiB, ``SegmentedDownloadOptions/connectionsPerMirror``
+    /// 1 to 64, ``SegmentedDownloadOptions/stallTimeout`` and ``SegmentedDownloadOptions/minimumBytesPerSecond``
+    /// positive).
+    case invalidOptions(String)
     /// The session delivers no bytes as they arrive, which segments need: use one made by
     /// `URLSession.withProgressReporting(configuration:delegateQueue:)` (or, from macOS 12 and iOS 15, one without
     /// a delegate, such as `URLSession.shared`).
@@ -158,6 +178,7 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
             "Every mirror was dropped: "
                 + mirrors.map { "\($0.url.absoluteString): \($0.dropped?.description ?? "?")" }.joined(separator: " ")
         case .noMirrors: "A segmented download needs at least one mirror."
+        case .invalidOptions(let reason): "The segmented download's options are invalid: \(reason)."
         case .invalidMirror(let url):
             "\(url?.absoluteString ?? "(no URL)") is not an http or https request for the whole file."
         case .needsLiveDelivery:

@@ -47,13 +47,41 @@ import Testing
         #expect(first.map(\.start) == [0, 100, 200])
         #expect(first.map(\.end) == [100, 200, 300])
 
-        // Mirror 1 answers first: the file is 450 bytes, so segments 300-400 and 400-450 are added.
+        // Mirror 1 answers first: the file is 450 bytes. The rest is cut as mirrors become free: 300-400, 400-450.
         let (take, actions) = schedule.accept(Self.partial(100, 199, of: 450), for: first[1].id, at: 0)
         #expect(take)
         #expect(actions.isEmpty)  // every mirror is busy
         #expect(schedule.total == 450)
-        #expect(schedule.segments.map(\.start) == [0, 100, 200, 300, 400])
-        #expect(schedule.segments.map(\.end) == [100, 200, 300, 400, 450])
+        #expect(schedule.segments.map(\.end) == [100, 200, 300])
+        let (_, _, next) = schedule.receive(100, for: first[1].id, at: 1)
+        #expect(Self.started(next).map(\.start) == [300])
+        #expect(Self.started(next).map(\.end) == [400])
+        _ = schedule.accept(Self.partial(0, 99, of: 450), for: first[0].id, at: 1)
+        let (_, _, last) = schedule.receive(100, for: first[0].id, at: 2)
+        #expect(Self.started(last).map(\.start) == [400])
+        #expect(Self.started(last).map(\.end) == [450])
+    }
+
+    @Test func aHugeAnnouncedLengthCostsNoMemoryUntilItsBytesArrive() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        let huge = Int64.max - 1
+        #expect(schedule.accept(Self.partial(0, 99, of: huge), for: first[0].id, at: 0).0)
+        #expect(schedule.total == huge)
+        #expect(schedule.segments.count == 2)
+        let (_, _, next) = schedule.receive(100, for: first[0].id, at: 1)
+        #expect(Self.started(next).map(\.start) == [200])
+        #expect(schedule.segments.count == 3)
+    }
+
+    @Test func theLengthTheCallerExpectsDropsAMirrorThatAnnouncesAnotherEvenTheFirst() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(), expectedLength: 300)
+        let first = Self.started(schedule.begin(at: 0))
+        #expect(!schedule.accept(Self.partial(0, 99, of: 999), for: first[0].id, at: 0).0)
+        #expect(schedule.mirrors[0].dropped == .lengthDisagrees(expected: 300, announced: 999))
+        #expect(schedule.total == nil)
+        #expect(schedule.accept(Self.partial(100, 199, of: 300), for: first[1].id, at: 0).0)
+        #expect(schedule.total == 300)
     }
 
     @Test func aMirrorThatFinishesTakesTheNextFreeSegmentAndBytesGoWhereTheyBelong() {

@@ -303,6 +303,26 @@ import FoundationNetworking
             }
             #expect(error as? SegmentedDownloadError == expected)
         }
+        let mirror = [URLRequest(url: URL(string: "http://127.0.0.1:1/f")!)]
+        let invalid: [(WritableKeyPath<SegmentedDownloadOptions, Int64>, Int64, String)] = [
+            (\.segmentSize, 0, "segmentSize 0 is not 1...1125899906842624"),
+            (\.minimumSplitSize, -1, "minimumSplitSize -1 is not 1...1125899906842624"),
+        ]
+        for (option, value, reason) in invalid {
+            var options = SegmentedDownloadOptions()
+            options[keyPath: option] = value
+            let error = await failure(
+                of: session.segmentedDownload(from: mirror, to: directory.destination, options: options)
+            )
+            #expect(error as? SegmentedDownloadError == .invalidOptions(reason))
+        }
+        var options = SegmentedDownloadOptions()
+        options.connectionsPerMirror = 0
+        options.stallTimeout = .infinity
+        let error = await failure(
+            of: session.segmentedDownload(from: mirror, to: directory.destination, options: options)
+        )
+        #expect(error as? SegmentedDownloadError == .invalidOptions("connectionsPerMirror 0 is not 1...64"))
         #expect(try directory.contents().isEmpty)
     }
 }
