@@ -18,8 +18,9 @@ import FoundationNetworking
 // in two scenarios: every mirror healthy, and the second-fastest going down half-way through its share (its
 // connection closes mid-body, later requests get 503). It prints, per scenario and contestant, the median over the
 // rounds of the wall time as a fraction of the ideal (every mirror busy all the time: file size ÷ the sum of the
-// mirrors' speeds, less what the dying mirror could add; above 100% is impossible) and the bytes the servers sent that are not in the file. Each downloaded file is compared with the
-// source byte for byte; a mismatch fails the run.
+// mirrors' speeds, less what the dying mirror could add; above 100% is impossible) and the bytes the servers sent
+// that are not in the file. Each downloaded file is compared with the source byte for byte; a mismatch fails the
+// run.
 //
 // Usage: download-benchmark [rounds] [size in MiB] [speeds in KiB/s …]
 //        swift run -c release --package-path Benchmarks download-benchmark 5 8 4096 2048 1024
