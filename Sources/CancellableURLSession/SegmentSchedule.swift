@@ -36,8 +36,12 @@ struct SegmentSchedule: Sendable {
         /// Whether its bytes are proven to be the reference's: its response repeated the reference's strong
         /// validator. A failed transfer's bytes are kept only then.
         var proven = false
+        /// When it started, in real time: what its speed is measured against.
         let startedAt: TimeInterval
-        var lastProgressAt: TimeInterval
+        /// How long it has run, and how long since its last byte, on the clock that watches for stalls
+        /// (``tick(by:stallTimeout:minimumSpeed:at:)``).
+        var age: TimeInterval = 0
+        var idle: TimeInterval = 0
         var received: Int64 = 0
     }
 
@@ -135,8 +139,7 @@ struct SegmentSchedule: Sendable {
             start: segment.done,
             requestedEnd: segment.end,
             position: segment.done,
-            startedAt: now,
-            lastProgressAt: now
+            startedAt: now
         )
         segments[index].transfers.append(id)
         mirrors[mirror].connections += 1
@@ -250,7 +253,7 @@ struct SegmentSchedule: Sendable {
         let pieceEnd = pieceStart + Int64(count)
         transfer.position = pieceEnd
         transfer.received += Int64(count)
-        transfer.lastProgressAt = now
+        transfer.idle = 0
         transfers[id] = transfer
         mirrors[transfer.mirror].received += Int64(count)
         mirrors[transfer.mirror].speed = Self.speed(transfer, at: now)
@@ -341,21 +344,24 @@ struct SegmentSchedule: Sendable {
         return actions + schedule(at: now)
     }
 
-    /// Transfers that have received nothing for `timeout` seconds, and those slower than `minimumSpeed` after
-    /// `timeout` seconds while another mirror could take their work.
-    func faults(
-        at now: TimeInterval,
+    /// Advances the watch clock by `interval`: the transfers that have then received nothing for `timeout` seconds
+    /// of it, and those that have run that long slower than `minimumSpeed` (measured in real time, `now`) while
+    /// another mirror could take their work.
+    mutating func tick(
+        by interval: TimeInterval,
         stallTimeout timeout: TimeInterval,
-        minimumSpeed: Int64?
-    ) -> [(
-        Int, MirrorDropReason
-    )] {
+        minimumSpeed: Int64?,
+        at now: TimeInterval
+    ) -> [(Int, MirrorDropReason)] {
         var found: [(Int, MirrorDropReason)] = []
         let usable = mirrors.indices.filter { mirrors[$0].dropped == nil }
-        for (id, transfer) in transfers.sorted(by: { $0.key < $1.key }) {
-            if now - transfer.lastProgressAt >= timeout {
-                found.append((id, .stalled(seconds: now - transfer.lastProgressAt)))
-            } else if let minimumSpeed, now - transfer.startedAt >= timeout,
+        for id in transfers.keys.sorted() {
+            transfers[id]?.age += interval
+            transfers[id]?.idle += interval
+            guard let transfer = transfers[id] else { continue }
+            if transfer.idle >= timeout {
+                found.append((id, .stalled(seconds: transfer.idle)))
+            } else if let minimumSpeed, transfer.age >= timeout,
                 let speed = Self.speed(transfer, at: now), speed < Double(minimumSpeed),
                 usable.contains(where: { $0 != transfer.mirror })
             {

@@ -153,6 +153,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         /// Requests cancelled before their cancel closure was stored.
         var cancelledEarly: Set<Int> = []
         var resolver: DecidingResolver<SegmentedDownloadResult>?
+        /// The next stall watch, on ``clock``.
+        var watch: PromiseTimer?
     }
 
     private let state: Locked<State>
@@ -163,7 +165,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let integrity: DownloadIntegrity?
     private let options: SegmentedDownloadOptions
     private let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
-    private let timer: DispatchSourceTimer
+    /// What the stall watch waits on: `PromiseClocks.current` when the download was made.
+    private let clock: any PromiseClock
+    /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
+    private let interval: TimeInterval
 
     init(
         session: URLSession,
@@ -184,7 +189,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         self.integrity = integrity
         self.options = options
         self.progress = progress
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CancellableURLSession segment watch"))
+        clock = PromiseClocks.current
+        interval = max(0.02, min(1, options.stallTimeout / 4))
     }
 
     private static var now: TimeInterval { ProcessInfo.processInfo.systemUptime }
@@ -195,11 +201,31 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             state.resolver = resolver
             return state.schedule.begin(at: Self.now)
         }
-        let interval = max(0.02, min(1, options.stallTimeout / 4))
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [self] in watch() }
-        timer.resume()
+        scheduleWatch()
         perform(actions)
+    }
+
+    /// Looks for stalls again in ``interval``, unless the download has stopped.
+    private func scheduleWatch() {
+        let timer = clock.schedule(after: .nanoseconds(Int(interval * 1_000_000_000))) { [self] in
+            watch()
+            scheduleWatch()
+        }
+        let stopped = state.withLock { state in
+            guard state.phase == .running else { return true }
+            state.watch = timer
+            return false
+        }
+        if stopped { timer.cancel() }
+    }
+
+    /// Stops the stall watch.
+    private func stopWatching() {
+        state.withLock { state in
+            let watch = state.watch
+            state.watch = nil
+            return watch
+        }?.cancel()
     }
 
     // MARK: A transfer's callbacks
@@ -254,10 +280,11 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             guard state.phase == .running else { return [] }
             let now = Self.now
             var actions: [SegmentSchedule.Action] = []
-            let faults = state.schedule.faults(
-                at: now,
+            let faults = state.schedule.tick(
+                by: interval,
                 stallTimeout: options.stallTimeout,
-                minimumSpeed: options.minimumBytesPerSecond
+                minimumSpeed: options.minimumBytesPerSecond,
+                at: now
             )
             for (id, reason) in faults {
                 guard let mirror = state.schedule.transfers[id]?.mirror else { continue }
@@ -324,7 +351,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         if reporting { progress?(snapshot) }
         switch ending {
         case .complete(let resolver?):
-            timer.cancel()
+            stopWatching()
             finish(snapshot, resolver)
         case .stranded:
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
@@ -374,7 +401,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             return state.resolver
         }
         guard let resolver else { return }
-        timer.cancel()
+        stopWatching()
         cancelAll()
         _ = resolver.decide {
             partial.remove()
@@ -395,7 +422,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             return true
         }
         guard stopped else { return }
-        timer.cancel()
+        stopWatching()
         cancelAll()
         partial.remove()
     }

@@ -242,23 +242,35 @@ import Testing
         #expect(schedule.isStranded)
     }
 
-    @Test func aStalledTransferAndATooSlowOneAreFound() {
+    @Test func aStalledTransferAndATooSlowOneAreFoundOnTheWatchClock() {
         var schedule = SegmentSchedule(mirrors: 2, options: Self.options(segment: 1_000))
         let first = Self.started(schedule.begin(at: 0))
         _ = schedule.accept(Self.partial(0, 999, of: 2_000), for: first[0].id, at: 0)
         _ = schedule.accept(Self.partial(1_000, 1_999, of: 2_000), for: first[1].id, at: 0)
-        _ = schedule.receive(10, for: first[0].id, at: 1)
-        _ = schedule.receive(500, for: first[1].id, at: 4)
-        let faults = schedule.faults(at: 5, stallTimeout: 3, minimumSpeed: 50)
-        #expect(faults.map(\.0) == [first[0].id])
-        #expect(faults.first?.1 == .stalled(seconds: 4))
-        // Mirror 1 makes 111 bytes/s: above the floor of 100. Mirror 0 makes 2.
-        let slow = schedule.faults(at: 4.5, stallTimeout: 3, minimumSpeed: 100)
-        #expect(slow.map(\.0) == [first[0].id])
-        #expect(slow.first?.1 == .stalled(seconds: 3.5))
-        let floor = schedule.faults(at: 4.5, stallTimeout: 4, minimumSpeed: 100)
-        #expect(floor.map(\.0) == [first[0].id])
-        #expect(floor.first?.1 == .tooSlow(bytesPerSecond: 2))
+        // Mirror 0 sends 10 bytes, then nothing; mirror 1 sends 100 bytes every tick.
+        _ = schedule.receive(10, for: first[0].id, at: 0.5)
+        var found: [(Int, MirrorDropReason)] = []
+        for tick in 1...3 {
+            _ = schedule.receive(100, for: first[1].id, at: Double(tick))
+            found = schedule.tick(by: 1, stallTimeout: 3, minimumSpeed: nil, at: Double(tick))
+            #expect(found.isEmpty == (tick < 3))
+        }
+        #expect(found.map(\.0) == [first[0].id])
+        #expect(found.first?.1 == .stalled(seconds: 3))
+
+        // A speed floor, after 3 seconds of the watch clock: mirror 0 made 10 bytes in 3 s of real time, mirror 1
+        // 300 — above a floor of 50.
+        var slow = SegmentSchedule(mirrors: 2, options: Self.options(segment: 1_000))
+        let second = Self.started(slow.begin(at: 0))
+        _ = slow.accept(Self.partial(0, 999, of: 2_000), for: second[0].id, at: 0)
+        _ = slow.accept(Self.partial(1_000, 1_999, of: 2_000), for: second[1].id, at: 0)
+        for tick in 1...3 {
+            _ = slow.receive(tick == 3 ? 10 : 0, for: second[0].id, at: Double(tick))
+            _ = slow.receive(100, for: second[1].id, at: Double(tick))
+            found = slow.tick(by: 1, stallTimeout: 3, minimumSpeed: 50, at: Double(tick))
+        }
+        #expect(found.map(\.0) == [second[0].id])
+        #expect(found.first?.1 == .tooSlow(bytesPerSecond: 3))
     }
 
     @Test func anEmptyFileIsCompleteAtOnce() {
