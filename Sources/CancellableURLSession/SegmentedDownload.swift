@@ -411,7 +411,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// The promise was cancelled: stops every request and removes the partial file (unless the download is already
-    /// ending, which then sees the cancellation and removes it).
+    /// ending, which then sees the cancellation and removes it). It runs after the promise is rejected, on the
+    /// cancelling thread: the file is gone when `cancel()` returns, or, if the ending was under way, once it has
+    /// seen the cancellation.
     func cancel() {
         let stopped = state.withLock { state -> Bool in
             guard state.phase == .running else { return false }
@@ -422,9 +424,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             return true
         }
         guard stopped else { return }
+        partial.remove()  // first: the promise is already rejected, and nothing writes to the file any more
         stopWatching()
         cancelAll()
-        partial.remove()
     }
 
     /// Cancels every running request.

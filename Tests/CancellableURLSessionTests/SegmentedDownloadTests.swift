@@ -68,6 +68,12 @@ import FoundationNetworking
         return { _ in .resource(resource) }
     }
 
+    /// Whether the client is done with `connection`: it read the whole response, or closed the connection (before
+    /// or during the response; FoundationNetworking may open one it then closes without a request).
+    static func isOver(_ connection: LoopbackHTTPServer.Connection) -> Bool {
+        connection.completed || connection.clientClosedAt != nil || connection.unanswered != nil
+    }
+
     static func options(stallTimeout: TimeInterval = 10) -> SegmentedDownloadOptions {
         var options = SegmentedDownloadOptions()
         options.segmentSize = 128 * 1_024
@@ -169,28 +175,44 @@ import FoundationNetworking
     }
 
     @Test func mirrorsThatServeAnotherFileAreDroppedBeforeTheirBytesAreMixed() async throws {
-        // The honest mirror answers first; the others wait until the length is known.
+        // The honest mirror answers first: the others wait until the length is known. The honest mirrors' later
+        // requests wait until the three that disagree have been dropped, so that the download cannot end first.
         let known = DispatchSemaphore(value: 0)
-        func later(_ route: @escaping Route) -> Route {
+        let threeDropped = DispatchSemaphore(value: 0)
+        func after(_ gate: DispatchSemaphore, _ route: @escaping Route) -> Route {
             { request in
-                _ = known.wait(timeout: .now() + 30)
-                known.signal()
+                _ = gate.wait(timeout: .now() + 30)
+                gate.signal()
+                return route(request)
+            }
+        }
+        func laterRequests(_ route: @escaping Route) -> Route {
+            let requests = Locked(0)
+            return { request in
+                let first = requests.withLock { count in
+                    count += 1
+                    return count == 1
+                }
+                if !first {
+                    _ = threeDropped.wait(timeout: .now() + 30)
+                    threeDropped.signal()
+                }
                 return route(request)
             }
         }
         var other = Self.body
         other[10] ^= 0xFF
         let mirrors = try serve([
-            // Slow enough that the download cannot end before every other mirror has answered its first request.
-            Self.resource(bytesPerSecond: 512 * 1_024),
-            later(Self.resource(Self.body + Data([1]))),  // another length
-            later(Self.resource(other, tag: "\"v2\"")),  // another version
-            later(Self.resource(tag: nil)),
-            later { _ in .resource(LoopbackHTTPServer.Resource(body: Self.body, ignoresRanges: true)) },
+            laterRequests(Self.resource()),
+            after(known, Self.resource(Self.body + Data([1]))),  // another length
+            after(known, Self.resource(other, tag: "\"v2\"")),  // another version
+            after(known, laterRequests(Self.resource(tag: nil))),
+            after(known) { _ in .resource(LoopbackHTTPServer.Resource(body: Self.body, ignoresRanges: true)) },
         ])
         let outcome = await session.segmentedDownload(from: mirrors, to: directory.destination, options: Self.options())
         { progress in
             if progress.totalBytes != nil { known.signal() }
+            if progress.mirrors.filter({ $0.dropped != nil }).count == 3 { threeDropped.signal() }
         }
         .asPromise().asResult().async()
         let result = try #require(try expectIntact(outcome))
@@ -266,9 +288,62 @@ import FoundationNetworking
             return
         }
         #expect(error.isCancelled)
-        #expect(try directory.contents().isEmpty)
+        #expect(directory.waitUntilEmpty())
         let server = try #require(servers.first)
-        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy { $0.clientClosedAt != nil || $0.completed } })
+        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
+    }
+
+    /// A cancel at every point of a download's life — before any answer, at each tenth of the file, as the last byte
+    /// is written (racing the ending) — leaves either the whole file (the ending won: the promise fulfilled) or no
+    /// file at all (the cancel won: rejected as cancelled), and every request stopped.
+    @Test func aCancelAtAnyPointLeavesTheWholeFileOrNothing() async throws {
+        let small = Self.body.prefix(96 * 1_024)
+        let mirrors = try serve([Self.resource(Data(small)), Self.resource(Data(small), bytesPerSecond: 1_048_576)])
+        var options = Self.options()
+        options.segmentSize = 16 * 1_024
+        options.minimumSplitSize = 4 * 1_024
+        var endings: [String: Int] = [:]
+        for tenth in [-1] + Array(0...10) {
+            for _ in 0..<3 {
+                let directory = try DownloadDirectory()
+                defer { directory.remove() }
+                let threshold = tenth < 0 ? nil : Int64(small.count * tenth / 10)
+                let cancelled = Locked(false)
+                let download = Locked<CancellablePromise<SegmentedDownloadResult>?>(nil)
+                let promise = session.segmentedDownload(
+                    from: mirrors,
+                    to: directory.destination,
+                    options: options
+                ) { progress in
+                    guard let threshold, progress.bytesWritten >= threshold else { return }
+                    if cancelled.withLock({ was in
+                        defer { was = true }; return !was
+                    }) {
+                        download.withLock { $0 }?.cancel()
+                    }
+                }
+                download.withLock { $0 = promise }
+                if threshold == nil { promise.cancel() }
+                let outcome = await promise.asPromise().asResult().async()
+                switch outcome {
+                case .success:
+                    #expect(try Data(contentsOf: directory.destination) == small)
+                    #expect(try directory.contents() == ["file.bin"])
+                    endings["fulfilled", default: 0] += 1
+                case .failure(let error):
+                    #expect(error.isCancelled, "\(error)")
+                    // Removed by the cancel handler or the ending, just after the promise rejected.
+                    #expect(directory.waitUntilEmpty(), "cancelled at \(String(describing: threshold))")
+                    endings["cancelled", default: 0] += 1
+                }
+            }
+        }
+        // Every run ended one way or the other. The last byte's cancel comes as the ending is under way: the
+        // ending sees it, and removes the file.
+        #expect(endings["cancelled", default: 0] > 0)
+        #expect(endings["fulfilled", default: 0] + endings["cancelled", default: 0] == 36)
+        let server = try #require(servers.first)
+        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
     }
 
     @Test func anEmptyFileIsDownloaded() async throws {
