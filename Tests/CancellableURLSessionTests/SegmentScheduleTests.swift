@@ -62,6 +62,24 @@ import Testing
         #expect(Self.started(last).map(\.end) == [450])
     }
 
+    @Test func eachConnectionOfAMirrorFetchesASegmentOfItsOwn() {
+        var options = Self.options()
+        options.connectionsPerMirror = 2
+        var schedule = SegmentSchedule(mirrors: 2, options: options)
+        let first = Self.started(schedule.begin(at: 0))
+        #expect(first.map(\.mirror) == [0, 1, 0, 1])
+        #expect(first.map(\.start) == [0, 100, 200, 300])
+        for transfer in first {
+            _ = schedule.accept(Self.partial(transfer.start, transfer.start + 99, of: 500), for: transfer.id, at: 0)
+        }
+        #expect(schedule.mirrors.map(\.connections) == [2, 2])
+        // Mirror 0's first connection finishes: it takes the last segment; the others are busy.
+        let (_, _, next) = schedule.receive(100, for: first[0].id, at: 1)
+        #expect(Self.started(next).map(\.mirror) == [0])
+        #expect(Self.started(next).map(\.start) == [400])
+        #expect(schedule.mirrors.map(\.connections) == [2, 2])
+    }
+
     @Test func aHugeAnnouncedLengthCostsNoMemoryUntilItsBytesArrive() {
         var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
         let first = Self.started(schedule.begin(at: 0))
