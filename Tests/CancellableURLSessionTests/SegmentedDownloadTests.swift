@@ -177,12 +177,11 @@ import FoundationNetworking
     @Test func mirrorsThatServeAnotherFileAreDroppedBeforeTheirBytesAreMixed() async throws {
         // The honest mirror answers first: the others wait until the length is known. The honest mirrors' later
         // requests wait until the three that disagree have been dropped, so that the download cannot end first.
-        let known = DispatchSemaphore(value: 0)
-        let threeDropped = DispatchSemaphore(value: 0)
-        func after(_ gate: DispatchSemaphore, _ route: @escaping Route) -> Route {
+        let known = Latch()
+        let threeDropped = Latch()
+        func after(_ gate: Latch, _ route: @escaping Route) -> Route {
             { request in
-                _ = gate.wait(timeout: .now() + 30)
-                gate.signal()
+                _ = gate.wait(timeout: .seconds(30))
                 return route(request)
             }
         }
@@ -193,10 +192,7 @@ import FoundationNetworking
                     count += 1
                     return count == 1
                 }
-                if !first {
-                    _ = threeDropped.wait(timeout: .now() + 30)
-                    threeDropped.signal()
-                }
+                if !first { _ = threeDropped.wait(timeout: .seconds(30)) }
                 return route(request)
             }
         }
@@ -211,8 +207,8 @@ import FoundationNetworking
         ])
         let outcome = await session.segmentedDownload(from: mirrors, to: directory.destination, options: Self.options())
         { progress in
-            if progress.totalBytes != nil { known.signal() }
-            if progress.mirrors.filter({ $0.dropped != nil }).count == 3 { threeDropped.signal() }
+            if progress.totalBytes != nil { known.open() }
+            if progress.mirrors.filter({ $0.dropped != nil }).count == 3 { threeDropped.open() }
         }
         .asPromise().asResult().async()
         let result = try #require(try expectIntact(outcome))
@@ -275,12 +271,12 @@ import FoundationNetworking
     }
 
     @Test func cancellingStopsEveryRequestAndLeavesNoFile() async throws {
-        let started = DispatchSemaphore(value: 0)
+        let started = Latch()
         let mirrors = try serve([Self.resource(bytesPerSecond: 100_000), Self.resource(bytesPerSecond: 100_000)])
         let download = session.segmentedDownload(from: mirrors, to: directory.destination, options: Self.options()) {
-            if $0.bytesWritten > 0 { started.signal() }
+            if $0.bytesWritten > 0 { started.open() }
         }
-        #expect(started.wait(timeout: .now() + 30) == .success)
+        #expect(await started.opened(within: .seconds(30)))
         download.cancel()
         let outcome = await download.asPromise().asResult().async()
         guard case .failure(let error) = outcome else {
