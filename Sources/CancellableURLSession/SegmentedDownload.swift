@@ -315,11 +315,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                     state.cancels[id] = cancel
                     return false
                 }
-                if cancelled {
-                    cancel()
-                } else {
-                    task.resume()
-                }
+                // Resumed even if it is cancelled at once: swift-corelibs-foundation never completes a task cancelled
+                // before `resume()`, and the router would keep its transfer — and this engine — for ever.
+                task.resume()
+                if cancelled { cancel() }
             case .cancel(let id):
                 let cancel = state.withLock { state in
                     let cancel = state.cancels.removeValue(forKey: id)
@@ -341,6 +340,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 state.phase = .finishing
                 try? state.handle?.close()
                 state.handle = nil
+                state.schedule.stopAll()
                 return (snapshot, .complete(state.resolver))
             }
             if state.schedule.isStranded {
@@ -352,6 +352,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         switch ending {
         case .complete(let resolver?):
             stopWatching()
+            // Requests still running fetch nothing the file needs (a range past its end, an end game's loser): they
+            // stop now, and each hands its transfer back as it completes.
+            cancelAll()
             finish(snapshot, resolver)
         case .stranded:
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
