@@ -34,14 +34,10 @@ final class FileDownload: @unchecked Sendable {
     private let isResumed: Bool
     /// The URL this download asks, before redirects.
     private let requestURL: URL
-    /// Whether this download holds its partial file in ``partialFilesInUse``: a resumed one does, until it ends.
+    /// Whether this download holds its partial file (``PartialFile/claim(_:)``): a resumed one does, until it ends.
     private var isClaimed: Bool
     /// Where a test stops the download to force an interleaving; read once, when the download is made.
     let hooks = DownloadHooks.current
-
-    /// The paths of the partial files that resumed downloads are writing: two downloads resumed from the same resume
-    /// data would write one file at once.
-    private static let partialFilesInUse = Locked<Set<String>>([])
 
     /// A download of `request` from the start into a new partial file next to `destination`.
     ///
@@ -89,7 +85,7 @@ final class FileDownload: @unchecked Sendable {
         resumeData: ResumeDataSink?
     ) throws {
         try integrity?.validate()
-        guard Self.claim(data.partialFile) else {
+        guard PartialFile.claim(data.partialFile) else {
             throw DownloadResumeError.partialFileInUse(data.partialFile)
         }
         let partial: PartialFile
@@ -102,7 +98,7 @@ final class FileDownload: @unchecked Sendable {
                 keeping: data.bytesKept
             )
         } catch {
-            Self.release(data.partialFile)
+            PartialFile.release(data.partialFile)
             throw error
         }
         let kept =
@@ -164,15 +160,6 @@ final class FileDownload: @unchecked Sendable {
             preconditionFailure("a resumed download asks for the rest of its file or the whole of it, never a part")
         }
         return request
-    }
-
-    /// Records that a resumed download writes `file`; `false` if another one already does.
-    private static func claim(_ file: URL) -> Bool {
-        partialFilesInUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
-    }
-
-    private static func release(_ file: URL) {
-        _ = partialFilesInUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
 
     // MARK: The transfer
@@ -319,7 +306,7 @@ final class FileDownload: @unchecked Sendable {
     private func publish(_ data: DownloadResumeData?) {
         if isClaimed {
             isClaimed = false
-            Self.release(partial.url)
+            PartialFile.release(partial.url)
         }
         resumeData?(data)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PromiseCore
 
 #if canImport(Darwin)
 import Darwin
@@ -98,11 +99,39 @@ struct PartialFile: Sendable {
         for destination: URL,
         keeping bytes: Int64
     ) throws -> (PartialFile, FileHandle, Int64) {
+        try reopen(url, for: destination) { size in bytes > 0 && size >= bytes ? bytes : 0 }
+    }
+
+    /// Opens the partial file of a paused segmented download to continue it: keeps what is on disk of `ranges`
+    /// (sorted, disjoint) — each cut at the file's end — and cuts the file after the last of them. A partial file
+    /// that is gone is (re)created empty.
+    ///
+    /// - Returns: the file, its handle, and the ranges it kept.
+    /// - Throws: as ``reopen(_:for:keeping:)``.
+    static func reopen(
+        _ url: URL,
+        for destination: URL,
+        keeping ranges: [Range<Int64>]
+    ) throws -> (PartialFile, FileHandle, [Range<Int64>]) {
+        var kept: [Range<Int64>] = []
+        let (file, handle, _) = try reopen(url, for: destination) { size in
+            kept = ranges.compactMap { $0.lowerBound < size ? $0.lowerBound..<min($0.upperBound, size) : nil }
+            return kept.last?.upperBound ?? 0
+        }
+        return (file, handle, kept)
+    }
+
+    /// Opens the partial file `url` of `destination`, and cuts it to the length `keep` gives for its size.
+    private static func reopen(
+        _ url: URL,
+        for destination: URL,
+        keep: (Int64) -> Int64
+    ) throws -> (PartialFile, FileHandle, Int64) {
         guard isOwned(url, by: destination) else { throw DownloadResumeError.partialFileNotOwned(url) }
         let file = PartialFile(url: url, destination: destination)
         try file.refuseDirectoryDestination()
         let (handle, size) = try file.open(creating: false)
-        let kept = bytes > 0 && size >= bytes ? bytes : 0
+        let kept = keep(size)
         do {
             try truncate(handle, at: kept)
         } catch {
@@ -110,6 +139,20 @@ struct PartialFile: Sendable {
             throw error
         }
         return (file, handle, kept)
+    }
+
+    /// The paths of the partial files that resumed downloads are writing: two downloads resumed from the same resume
+    /// data would write one file at once.
+    private static let inUse = Locked<Set<String>>([])
+
+    /// Records that a resumed download writes `file`; `false` if another one already does.
+    static func claim(_ file: URL) -> Bool {
+        inUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
+    }
+
+    /// Records that the download that claimed `file` no longer writes, moves or removes it.
+    static func release(_ file: URL) {
+        _ = inUse.withLock { $0.remove(file.standardizedFileURL.path) }
     }
 
     private func refuseDirectoryDestination() throws {
@@ -187,6 +230,15 @@ struct PartialFile: Sendable {
             remove()
             throw POSIXError(code)
         }
+    }
+
+    /// Flushes the partial file's bytes to disk (`fsync(2)`), through a descriptor of its own that does not follow
+    /// a symbolic link: for a file whose writing handle is already closed. Best effort.
+    func flush() {
+        let descriptor = systemOpen(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
     }
 
     /// Removes the partial file, if it is there: `unlink(2)`, which removes a file or a symbolic link (not what it

@@ -82,6 +82,9 @@ struct SegmentSchedule: Sendable {
     private(set) var transfers: [Int: Transfer] = [:]
     private(set) var mirrors: [Mirror]
     private(set) var uncut: Int64 = 0
+    /// Whether a mirror must repeat ``validator``, not merely not contradict it: in a resumed download, whose bytes
+    /// kept were proven under it.
+    private var mustRepeatValidator = false
     private var nextID = 0
 
     /// A schedule for `mirrors` mirrors; `options` must have passed ``SegmentedDownloadOptions/problem``.
@@ -92,6 +95,33 @@ struct SegmentSchedule: Sendable {
         endGame = options.endGame
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
+    }
+
+    /// A schedule that continues a paused download of a file of `total` bytes, identified by `validator`, whose
+    /// `kept` ranges (sorted, disjoint, inside the file) are written already: the gaps between them are free
+    /// segments (cut to ``segmentSize`` as mirrors take them), the bytes after the last one are cut as usual, and
+    /// every mirror must announce `total` and, if there is a `validator`, repeat it.
+    init(
+        mirrors: Int,
+        options: SegmentedDownloadOptions,
+        expectedLength: Int64? = nil,
+        resuming kept: [Range<Int64>],
+        of total: Int64,
+        validator: DownloadResumeData.Validator?
+    ) {
+        self.init(mirrors: mirrors, options: options, expectedLength: expectedLength)
+        self.total = total
+        self.validator = validator
+        mustRepeatValidator = validator != nil
+        var position: Int64 = 0
+        for range in kept {
+            if range.lowerBound > position {
+                segments.append(Segment(start: position, end: range.lowerBound, done: position))
+            }
+            segments.append(Segment(start: range.lowerBound, end: range.upperBound, done: range.upperBound))
+            position = range.upperBound
+        }
+        uncut = position
     }
 
     /// Whether every byte of the file is written.
@@ -108,6 +138,8 @@ struct SegmentSchedule: Sendable {
     /// The first requests: before the length is known, each connection of each mirror asks for its own segment of a
     /// grid of ``segmentSize`` bytes (one past the end is answered `416` with the length, and costs nothing).
     mutating func begin(at now: TimeInterval) -> [Action] {
+        // A resumed download knows the length already.
+        if total != nil { return schedule(at: now) }
         var actions: [Action] = []
         for _ in 0..<connectionsPerMirror {
             for mirror in mirrors.indices {
@@ -214,7 +246,7 @@ struct SegmentSchedule: Sendable {
             return nil
         }
         if length != total { return .lengthDisagrees(expected: total, announced: length) }
-        if let validator, answer.contradictsReference {
+        if let validator, answer.contradictsReference || (mustRepeatValidator && answer.validator != validator) {
             return .validatorDisagrees(expected: validator.headerValue, announced: answer.validator?.headerValue)
         }
         return nil
@@ -393,6 +425,12 @@ struct SegmentSchedule: Sendable {
     /// The segment `mirror` should fetch next, split off if need be; `nil` if none is worth it.
     private mutating func nextSegment(for mirror: Int) -> Int? {
         if let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete }) {
+            // A free segment longer than a segment (a resumed download's gap) gives up its tail to the others.
+            if segments[free].remaining > segmentSize {
+                let cut = segments[free].done + segmentSize
+                segments.append(Segment(start: cut, end: segments[free].end, done: cut))
+                segments[free].end = cut
+            }
             return free
         }
         if let total, uncut < total { return cutSegment() }
@@ -418,6 +456,19 @@ struct SegmentSchedule: Sendable {
         // End game: race the rest, if this mirror is faster (or the other has not sent a byte yet).
         guard endGame, let ownSpeed, ownSpeed > (otherSpeed ?? 0) else { return nil }
         return index
+    }
+
+    /// The bytes written, as the ranges of the file they fill: in order, none touching another.
+    var keptRanges: [Range<Int64>] {
+        var ranges: [Range<Int64>] = []
+        for segment in segments.sorted(by: { $0.start < $1.start }) where segment.done > segment.start {
+            if let last = ranges.last, last.upperBound == segment.start {
+                ranges[ranges.count - 1] = last.lowerBound..<segment.done
+            } else {
+                ranges.append(segment.start..<segment.done)
+            }
+        }
+        return ranges
     }
 
     /// Stops everything: the transfers to cancel.

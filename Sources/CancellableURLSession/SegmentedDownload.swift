@@ -45,7 +45,8 @@ extension URLSession {
     /// Segments need bytes as they arrive: a session made by ``withProgressReporting(configuration:delegateQueue:)``
     /// or, from macOS 12 and iOS 15, one without a delegate such as `URLSession.shared`; any other session rejects
     /// with ``SegmentedDownloadError/needsLiveDelivery``. Mirrors on one host share the session's
-    /// `httpMaximumConnectionsPerHost`. A segmented download cannot be paused yet: cancelling it removes its bytes.
+    /// `httpMaximumConnectionsPerHost`. This download cannot pause: any cancellation removes its bytes.
+    /// ``resumableSegmentedDownload(from:to:verifying:options:file:line:progress:)`` makes one that can.
     ///
     /// - Parameters:
     ///   - mirrors: the requests for the same file, one per mirror (their headers are sent; each gets a `Range` and
@@ -68,39 +69,11 @@ extension URLSession {
         line: UInt = #line,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
     ) -> CancellablePromise<SegmentedDownloadResult> {
-        let engine: SegmentedDownloadEngine
-        do {
-            guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
-            if let problem = options.problem { throw SegmentedDownloadError.invalidOptions(problem) }
-            for request in mirrors {
-                guard ["http", "https"].contains(request.url?.scheme?.lowercased() ?? ""),
-                    request.value(forHTTPHeaderField: "Range") == nil
-                else { throw SegmentedDownloadError.invalidMirror(request.url) }
-            }
-            guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
-            try integrity?.validate()
+        segmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress) {
             let (partial, handle) = try PartialFile.create(for: destination)
-            engine = SegmentedDownloadEngine(
-                session: self,
-                router: router,
-                requests: mirrors,
-                partial: partial,
-                handle: handle,
-                integrity: integrity,
-                options: options,
-                progress: progress
-            )
-        } catch {
-            return CancellablePromise(error: error)
+            let schedule = SegmentSchedule(mirrors: mirrors.count, options: options, expectedLength: integrity?.length)
+            return (partial, handle, schedule, claimed: false)
         }
-        return CancellablePromise(
-            file: file,
-            line: line,
-            deciding: { resolver in
-                engine.start(resolver)
-                return { _ in engine.cancel() }
-            }
-        )
     }
 
     /// Downloads one file from several mirrors at once, in segments: the mirrors' URLs, requested with the
@@ -128,6 +101,234 @@ extension URLSession {
             file: file,
             line: line,
             progress: progress
+        )
+    }
+
+    /// A segmented download that can pause: ``SegmentedDownload/pause()`` keeps every byte written, and
+    /// ``resumeSegmentedDownload(_:from:to:verifying:options:withoutValidator:file:line:progress:)`` continues it.
+    ///
+    /// ```swift
+    /// let download = session.resumableSegmentedDownload(from: mirrors, to: file)
+    /// download.promise.done { open($0.url) }.catch { show($0) }
+    /// pauseButton.onTap { download.pause().done { saved = $0 } }
+    /// ```
+    ///
+    /// It downloads as ``segmentedDownload(from:to:verifying:options:file:line:progress:)`` does (same parameters,
+    /// same checks); what differs is what a pause, or every mirror being dropped, leaves: the partial file, and
+    /// resume data that names each range of it that is written (``SegmentedDownload``).
+    public func resumableSegmentedDownload(
+        from mirrors: [URLRequest],
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> SegmentedDownload {
+        resumableSegmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress)
+        {
+            let (partial, handle) = try PartialFile.create(for: destination)
+            let schedule = SegmentSchedule(mirrors: mirrors.count, options: options, expectedLength: integrity?.length)
+            return (partial, handle, schedule, claimed: false)
+        }
+    }
+
+    /// A segmented download that can pause, of the mirrors' URLs requested with the session's defaults.
+    ///
+    /// ```swift
+    /// let download = session.resumableSegmentedDownload(from: [mirrorA, mirrorB], to: file)
+    /// ```
+    public func resumableSegmentedDownload(
+        from mirrors: [URL],
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> SegmentedDownload {
+        resumableSegmentedDownload(
+            from: mirrors.map { URLRequest(url: $0) },
+            to: destination,
+            verifying: integrity,
+            options: options,
+            file: file,
+            line: line,
+            progress: progress
+        )
+    }
+
+    /// Continues a paused segmented download: fetches only the bytes its resume data does not hold, from its
+    /// mirrors or the ones given.
+    ///
+    /// ```swift
+    /// let saved = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: stored)
+    /// session.resumeSegmentedDownload(saved, to: destination).promise.done { open($0.url) }
+    /// ```
+    ///
+    /// Every mirror must announce the length the resume data names and, if it names a strong validator, repeat it
+    /// — not merely not contradict it: a mirror that does not is dropped with
+    /// ``MirrorDropReason/lengthDisagrees(expected:announced:)`` or
+    /// ``MirrorDropReason/validatorDisagrees(expected:announced:)``, before any of its bytes is written. If every
+    /// mirror serves another version now, the download fails with ``SegmentedDownloadError/everyMirrorDropped(_:)``
+    /// and keeps its bytes; call ``SegmentedDownloadResumeData/discard()`` and start again.
+    ///
+    /// The bytes kept are trusted only as far as the disk holds them: a kept range past the partial file's end
+    /// (the file was cut short, or removed) is fetched again. Resume data without a strong validator starts over,
+    /// unless `withoutValidator` is ``DownloadResumeData/WithoutValidator/continueIfLengthMatches``; so does resume
+    /// data whose length is not the one `integrity` expects.
+    ///
+    /// - Parameters:
+    ///   - resumeData: what ``SegmentedDownload/pause()`` gave, or what was decoded (checked as untrusted input:
+    ///     ``SegmentedDownloadResumeData/init(from:)``).
+    ///   - mirrors: where to fetch the rest; `nil` for `resumeData.mirrors`.
+    ///   - destination: where the file goes; `nil` for `resumeData.destination`. Given, the partial file is looked
+    ///     for next to it (``SegmentedDownloadResumeData/relocated(to:)``).
+    ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
+    ///   - options: as for a new download.
+    ///   - withoutValidator: what to do with bytes no strong validator identifies.
+    ///   - file: where the caller made the promise (`#fileID`), for `PromiseDiagnostics` (debug builds only).
+    ///   - line: the line of that call (`#line`), likewise.
+    ///   - progress: as for a new download; `bytesWritten` counts the bytes kept.
+    /// - Returns: the download. It rejects before any request, touching no file, with
+    ///   ``DownloadResumeError/partialFileNotOwned(_:)`` if the partial file is a link, a directory or has another
+    ///   hard link, and with ``DownloadResumeError/partialFileInUse(_:)`` if another download resumed from the same
+    ///   data is still running.
+    public func resumeSegmentedDownload(
+        _ resumeData: SegmentedDownloadResumeData,
+        from mirrors: [URLRequest]? = nil,
+        to destination: URL? = nil,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        withoutValidator: DownloadResumeData.WithoutValidator = .startOver,
+        file: StaticString = #fileID,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> SegmentedDownload {
+        let mirrors = mirrors ?? resumeData.mirrors.map { URLRequest(url: $0) }
+        let integrity = integrity ?? resumeData.integrity
+        return resumableSegmented(
+            mirrors,
+            integrity: integrity,
+            options: options,
+            file: file,
+            line: line,
+            progress: progress
+        ) {
+            let data = try destination.map { try resumeData.relocated(to: $0) } ?? resumeData
+            guard PartialFile.claim(data.partialFile) else {
+                throw DownloadResumeError.partialFileInUse(data.partialFile)
+            }
+            do {
+                let trusted =
+                    data.validator != nil || withoutValidator == .continueIfLengthMatches
+                let matches = integrity?.length.map { $0 == data.totalBytes } ?? true
+                let (partial, handle, kept) = try PartialFile.reopen(
+                    data.partialFile,
+                    for: data.destination,
+                    keeping: trusted && matches ? data.keptRanges : []
+                )
+                guard let total = data.totalBytes, !kept.isEmpty else {
+                    let schedule = SegmentSchedule(
+                        mirrors: mirrors.count,
+                        options: options,
+                        expectedLength: integrity?.length
+                    )
+                    return (partial, handle, schedule, claimed: true)
+                }
+                let schedule = SegmentSchedule(
+                    mirrors: mirrors.count,
+                    options: options,
+                    expectedLength: integrity?.length,
+                    resuming: kept,
+                    of: total,
+                    validator: data.validator
+                )
+                return (partial, handle, schedule, claimed: true)
+            } catch {
+                PartialFile.release(data.partialFile)
+                throw error
+            }
+        }
+    }
+
+    /// What a segmented download starts with: its partial file, open, the schedule, and whether it claimed the
+    /// file (``PartialFile/claim(_:)``).
+    typealias SegmentedStart = (PartialFile, FileHandle, SegmentSchedule, claimed: Bool)
+
+    /// A resumable segmented download of `mirrors` into what `prepare` opens.
+    private func resumableSegmented(
+        _ mirrors: [URLRequest],
+        integrity: DownloadIntegrity?,
+        options: SegmentedDownloadOptions,
+        file: StaticString,
+        line: UInt,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
+        prepare: () throws -> SegmentedStart
+    ) -> SegmentedDownload {
+        let (resumeData, deliver) = Guarantee<SegmentedDownloadResumeData?>.pending()
+        let promise = segmented(
+            mirrors,
+            integrity: integrity,
+            options: options,
+            file: file,
+            line: line,
+            progress: progress,
+            resumeData: deliver,
+            prepare: prepare
+        )
+        return SegmentedDownload(promise: promise, resumeData: resumeData)
+    }
+
+    /// A segmented download of `mirrors` into what `prepare` opens — after the mirrors, options, session and
+    /// integrity are checked — handing its resume data to `resumeData`, if given (and `nil` if it is refused).
+    private func segmented(
+        _ mirrors: [URLRequest],
+        integrity: DownloadIntegrity?,
+        options: SegmentedDownloadOptions,
+        file: StaticString,
+        line: UInt,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
+        resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)? = nil,
+        prepare: () throws -> SegmentedStart
+    ) -> CancellablePromise<SegmentedDownloadResult> {
+        let engine: SegmentedDownloadEngine
+        do {
+            guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
+            if let problem = options.problem { throw SegmentedDownloadError.invalidOptions(problem) }
+            for request in mirrors {
+                guard ["http", "https"].contains(request.url?.scheme?.lowercased() ?? ""),
+                    request.url?.host?.isEmpty == false,
+                    request.value(forHTTPHeaderField: "Range") == nil
+                else { throw SegmentedDownloadError.invalidMirror(request.url) }
+            }
+            guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
+            try integrity?.validate()
+            let (partial, handle, schedule, claimed) = try prepare()
+            engine = SegmentedDownloadEngine(
+                session: self,
+                router: router,
+                requests: mirrors,
+                partial: partial,
+                handle: handle,
+                schedule: schedule,
+                claimed: claimed,
+                integrity: integrity,
+                options: options,
+                progress: progress,
+                resumeData: resumeData
+            )
+        } catch {
+            resumeData?(nil)
+            return CancellablePromise(error: error)
+        }
+        return CancellablePromise(
+            file: file,
+            line: line,
+            deciding: { resolver in
+                engine.start(resolver)
+                return { reason in engine.cancel(reason) }
+            }
         )
     }
 }
@@ -165,6 +366,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let integrity: DownloadIntegrity?
     private let options: SegmentedDownloadOptions
     private let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
+    /// Receives a resumable download's resume data, or `nil`, once it ends; `nil` for a download that cannot pause.
+    private let resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
+    /// Whether this download holds its partial file (``PartialFile/claim(_:)``) until it ends: a resumed one does.
+    private let claimed: Bool
     /// What the stall watch waits on: `PromiseClocks.current` when the download was made.
     private let clock: any PromiseClock
     /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
@@ -176,12 +381,16 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         requests: [URLRequest],
         partial: PartialFile,
         handle: FileHandle,
+        schedule: SegmentSchedule,
+        claimed: Bool,
         integrity: DownloadIntegrity?,
         options: SegmentedDownloadOptions,
-        progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
+        resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
-        let schedule = SegmentSchedule(mirrors: requests.count, options: options, expectedLength: integrity?.length)
         state = Locked(State(schedule: schedule, handle: handle))
+        self.claimed = claimed
+        self.resumeData = resumeData
         self.session = session
         self.router = router
         self.requests = requests
@@ -197,12 +406,15 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// Sends the first requests and starts watching for stalls.
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
-        let actions = state.withLock { state in
+        let (actions, complete) = state.withLock { state in
             state.resolver = resolver
-            return state.schedule.begin(at: Self.now)
+            return (state.schedule.begin(at: Self.now), state.schedule.isComplete)
         }
         scheduleWatch()
         perform(actions)
+        // A resumed download that kept every byte has nothing to fetch: it ends on the delegate queue, as it would
+        // after its last byte.
+        if complete { session.delegateQueue.addOperation { [self] in settle() } }
     }
 
     /// Looks for stalls again in ``interval``, unless the download has stopped.
@@ -390,46 +602,118 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             }
             return outcome
         }
-        if case .cancelled = decision { partial.remove() }
+        if case .cancelled(let reason) = decision {
+            // A pause that came as the file was completed keeps it whole, unless it failed its check.
+            if reason == .paused, resumeData != nil, case .fulfilled = outcome, let total = snapshot.totalBytes {
+                partial.flush()
+                keep(total > 0 ? [0..<total] : [], of: total, validator: state.withLock { $0.schedule.validator })
+                return
+            }
+            partial.remove()
+        }
+        publish(nil)
     }
 
-    /// Stops every request and rejects with `error`, unless a cancellation came first.
+    /// Stops every request and rejects with `error`, unless a cancellation came first. A resumable download that
+    /// lost every mirror keeps its bytes.
     private func fail(_ error: Error) {
-        let resolver = state.withLock { state -> DecidingResolver<SegmentedDownloadResult>? in
+        let keeps = resumeData != nil && error is SegmentedDownloadError
+        guard let (resolver, kept) = stop(keeping: keeps), let resolver else { return }
+        stopWatching()
+        cancelAll()
+        let decision = resolver.decide {
+            if kept == nil { partial.remove() }
+            return .rejected(error)
+        }
+        switch decision {
+        case .cancelled(let reason) where reason != .paused:
+            partial.remove()
+            publish(nil)
+        default:
+            if let kept {
+                keep(kept.ranges, of: kept.total, validator: kept.validator)
+            } else {
+                partial.remove()
+                publish(nil)
+            }
+        }
+    }
+
+    /// What a stopped download keeps: the ranges written of a file of `total` bytes (`nil` if the length is not
+    /// known), identified by `validator`.
+    private struct Kept {
+        var ranges: [Range<Int64>]
+        var total: Int64?
+        var validator: DownloadResumeData.Validator?
+    }
+
+    /// Stops the download if it is running: no byte is written after it returns. If `keeping`, the file's bytes are
+    /// flushed to disk first, and what it holds is returned.
+    ///
+    /// - Returns: `nil` if the download had already stopped or was ending; else the resolver, and what is kept.
+    private func stop(keeping: Bool) -> (DecidingResolver<SegmentedDownloadResult>?, Kept?)? {
+        state.withLock { state in
             guard state.phase == .running else { return nil }
             state.phase = .stopped
+            var kept: Kept?
+            if keeping {
+                try? state.handle?.synchronize()
+                kept = Kept(
+                    ranges: state.schedule.keptRanges,
+                    total: state.schedule.total,
+                    validator: state.schedule.validator
+                )
+            }
             try? state.handle?.close()
             state.handle = nil
             state.schedule.stopAll()
-            return state.resolver
+            return (state.resolver, kept)
         }
-        guard let resolver else { return }
-        stopWatching()
-        cancelAll()
-        _ = resolver.decide {
-            partial.remove()
-            return .rejected(error)
-        }
-        partial.remove()
+    }
+
+    /// Keeps the partial file for a resume, and publishes its resume data — through the checks decoded resume data
+    /// gets, so that the library never hands out data it would refuse; if those fail, removes the file instead.
+    private func keep(_ ranges: [Range<Int64>], of total: Int64?, validator: DownloadResumeData.Validator?) {
+        let data = try? SegmentedDownloadResumeData(
+            mirrors: requests.map { $0.url! },
+            destination: partial.destination,
+            partialFile: partial.url,
+            totalBytes: total,
+            validator: validator,
+            keptRanges: total == nil ? [] : ranges,
+            integrity: integrity
+        )
+        if data == nil { partial.remove() }
+        publish(data)
+    }
+
+    /// The last thing the download does with its partial file, on every ending: gives up its hold on the file, then
+    /// hands `data` to whoever waits for the resume data.
+    private func publish(_ data: SegmentedDownloadResumeData?) {
+        if claimed { PartialFile.release(partial.url) }
+        resumeData?(data)
     }
 
     /// The promise was cancelled: stops every request and removes the partial file (unless the download is already
     /// ending, which then sees the cancellation and removes it). It runs after the promise is rejected, on the
     /// cancelling thread: the file is gone when `cancel()` returns, or, if the ending was under way, once it has
     /// seen the cancellation.
-    func cancel() {
-        let stopped = state.withLock { state -> Bool in
-            guard state.phase == .running else { return false }
-            state.phase = .stopped
-            try? state.handle?.close()
-            state.handle = nil
-            state.schedule.stopAll()
-            return true
+    ///
+    /// A pause (`reason` `.paused`) of a resumable download keeps the bytes written instead: it stops every write,
+    /// flushes the file, and publishes the resume data.
+    func cancel(_ reason: CancellationReason) {
+        let pausing = reason == .paused && resumeData != nil
+        guard let (_, kept) = stop(keeping: pausing) else { return }
+        if let kept {
+            stopWatching()
+            cancelAll()
+            keep(kept.ranges, of: kept.total, validator: kept.validator)
+            return
         }
-        guard stopped else { return }
         partial.remove()  // first: the promise is already rejected, and nothing writes to the file any more
         stopWatching()
         cancelAll()
+        publish(nil)
     }
 
     /// Cancels every running request.

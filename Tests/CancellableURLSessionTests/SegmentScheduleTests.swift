@@ -299,4 +299,95 @@ import Testing
         #expect(schedule.isComplete)
         #expect(schedule.total == 0)
     }
+
+    // MARK: Resuming
+
+    @Test func aResumedScheduleFetchesOnlyTheGapsCutToSegmentsAndKeepsTheRest() {
+        // A 1,000-byte file of which 0-150 and 400-450 are on disk: the gaps 150-400 and 450-1000 remain.
+        var schedule = SegmentSchedule(
+            mirrors: 2,
+            options: Self.options(),
+            resuming: [0..<150, 400..<450],
+            of: 1_000,
+            validator: .entityTag("\"v1\"")
+        )
+        #expect(schedule.written == 200)
+        #expect(schedule.keptRanges == [0..<150, 400..<450])
+        #expect(!schedule.isComplete)
+        // The length is known: no request is sent past it, and none asks for a byte on disk. The 250-byte gap is
+        // cut to one segment's 100 bytes.
+        let first = Self.started(schedule.begin(at: 0))
+        #expect(first.map(\.start) == [150, 250])
+        #expect(first.map(\.end) == [250, 350])
+        var fetched: [Range<Int64>] = first.map { $0.start..<$0.end }
+        var running = first.map(\.id)
+        var clock: TimeInterval = 0
+        while let id = running.first {
+            running.removeFirst()
+            let transfer = schedule.transfers[id]!
+            _ = schedule.accept(Self.partial(transfer.start, transfer.requestedEnd - 1, of: 1_000), for: id, at: clock)
+            clock += 1
+            let (write, _, actions) = schedule.receive(Int(transfer.requestedEnd - transfer.start), for: id, at: clock)
+            #expect(write?.offset == transfer.start)
+            for next in Self.started(actions) {
+                fetched.append(next.start..<next.end)
+                running.append(next.id)
+            }
+        }
+        #expect(schedule.isComplete)
+        #expect(schedule.keptRanges == [0..<1_000])
+        // No kept byte was asked for; every other byte was, and no range was asked for twice (the last segment was
+        // split for the idle mirror, 950-1000 then 975-1000, which overlap).
+        let asked = fetched.sorted { $0.lowerBound < $1.lowerBound }
+        #expect(asked.allSatisfy { !$0.overlaps(0..<150) && !$0.overlaps(400..<450) })
+        #expect(asked.map(\.lowerBound) == [150, 250, 350, 450, 550, 650, 750, 850, 950, 975])
+        #expect(asked.allSatisfy { $0.count <= 100 })
+    }
+
+    @Test func aResumedScheduleDropsAMirrorThatDoesNotRepeatTheValidatorOrAnnouncesAnotherLength() {
+        var schedule = SegmentSchedule(
+            mirrors: 2,
+            options: Self.options(),
+            resuming: [0..<100],
+            of: 300,
+            validator: .entityTag("\"v1\"")
+        )
+        let first = Self.started(schedule.begin(at: 0))
+        #expect(first.map(\.start) == [100, 200])  // the two missing segments
+        // No validator at all: in a new download it would not contradict; a resumed one requires it repeated.
+        let (take0, _) = schedule.accept(Self.partial(100, 199, of: 300, tag: nil), for: first[0].id, at: 0)
+        #expect(!take0)
+        #expect(schedule.mirrors[first[0].mirror].dropped == .validatorDisagrees(expected: "\"v1\"", announced: nil))
+        let rest = first[1]
+        let (take1, _) = schedule.accept(Self.partial(rest.start, rest.end - 1, of: 301), for: rest.id, at: 0)
+        #expect(!take1)
+        #expect(schedule.mirrors[rest.mirror].dropped == .lengthDisagrees(expected: 300, announced: 301))
+        // The kept bytes are untouched by either.
+        #expect(schedule.keptRanges == [0..<100])
+        #expect(schedule.isStranded)
+    }
+
+    @Test func aPauseKeepsEveryByteWrittenAsOrderedDisjointRanges() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 400), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 400), for: first[1].id, at: 0)
+        _ = schedule.receive(30, for: first[1].id, at: 1)
+        _ = schedule.receive(100, for: first[0].id, at: 1)  // segment 0 complete: mirror 0 takes 200-300
+        #expect(schedule.keptRanges == [0..<130])
+        schedule.stopAll()
+        #expect(schedule.keptRanges == [0..<130])
+    }
+
+    @Test func aResumedFileThatIsWholeIsCompleteAtOnce() {
+        var schedule = SegmentSchedule(
+            mirrors: 1,
+            options: Self.options(),
+            resuming: [0..<250],
+            of: 250,
+            validator: nil
+        )
+        #expect(schedule.isComplete)
+        #expect(schedule.begin(at: 0).isEmpty)
+    }
 }

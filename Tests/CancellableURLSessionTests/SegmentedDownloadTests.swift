@@ -27,7 +27,7 @@ import FoundationNetworking
 
     let directory: DownloadDirectory
     let session = URLSession.withProgressReporting(configuration: .ephemeral)
-    private var servers: [LoopbackHTTPServer] = []
+    var servers: [LoopbackHTTPServer] = []
 
     init() throws {
         directory = try DownloadDirectory()

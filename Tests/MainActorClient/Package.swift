@@ -13,6 +13,7 @@ let package = Package(
             dependencies: [
                 .product(name: "PromiseCore", package: "PromiseCore"),
                 .product(name: "Cancellable", package: "PromiseCore"),
+                .product(name: "CancellableURLSession", package: "PromiseCore"),
             ],
             swiftSettings: [
                 .defaultIsolation(MainActor.self),

@@ -159,3 +159,19 @@ func snippet_CancellableDownloads_15() async throws {
     .catch { show($0) }                                           // SegmentedDownloadError, DownloadIntegrityError, …
     stopButton.onTap { download.cancel() }                        // every request stops; no partial file is left
 }
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
+func snippet_CancellableDownloads_16() async throws {
+    let session = URLSession.withProgressReporting()
+    let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
+    download.promise.done { install(from: $0.url) }.catch { show($0) }
+
+    // The user pressed Pause: every request stops; each segment's bytes stay on disk.
+    download.pause().done { resumeData in
+        guard let resumeData else { return }   // it had finished, or was cancelled for good
+        UserDefaults.standard.set(try? JSONEncoder().encode(resumeData), forKey: "download")   // across launches
+        // Now, or after a relaunch, from the same mirrors or others:
+        session.resumeSegmentedDownload(resumeData, from: [URLRequest(url: europe)])
+            .promise.done { install(from: $0.url) }.catch { show($0) }
+    }
+}

@@ -1,0 +1,270 @@
+public import Cancellable
+public import Foundation
+public import PromiseCore
+
+/// A segmented download that can pause: it stops every request, keeps every byte written, and continues later —
+/// from the same mirrors or others — fetching only the bytes still missing.
+///
+/// ```swift
+/// let download = session.resumableSegmentedDownload(from: mirrors, to: file)
+/// download.promise.done { open($0.url) }.catch { show($0) }
+///
+/// pauseButton.onTap {
+///     download.pause().done { saved = $0 }                 // every segment's bytes stay on disk
+/// }
+/// resumeButton.onTap {
+///     guard let saved else { return }
+///     session.resumeSegmentedDownload(saved).promise.done { open($0.url) }
+/// }
+/// ```
+///
+/// Pausing is a cancellation with `CancellationReason.paused`, as for a ``ResumableDownload``: ``promise`` rejects
+/// with `CancellablePromiseError.cancelled` at once, every request stops, and ``resumeData`` resolves with a
+/// ``SegmentedDownloadResumeData`` once nothing writes to the file any more and its bytes have been flushed to disk
+/// (`fsync`). Any other cancellation removes the partial file and resolves ``resumeData`` with `nil`.
+///
+/// A download that fails because every mirror was dropped
+/// (``SegmentedDownloadError/everyMirrorDropped(_:)``) keeps its bytes too, for a resume from mirrors that work. One
+/// that fails its ``DownloadIntegrity`` check, or cannot write its file, keeps nothing.
+public final class SegmentedDownload: Sendable {
+    /// The download: fulfills once the file is in place.
+    public let promise: CancellablePromise<SegmentedDownloadResult>
+    /// Resolves once the download has stopped: with what resumes it if it was paused or every mirror was dropped,
+    /// with `nil` if it finished, was cancelled for good, or failed in a way a resume cannot mend.
+    public let resumeData: Guarantee<SegmentedDownloadResumeData?>
+
+    init(
+        promise: CancellablePromise<SegmentedDownloadResult>,
+        resumeData: Guarantee<SegmentedDownloadResumeData?>
+    ) {
+        self.promise = promise
+        self.resumeData = resumeData
+    }
+
+    /// Pauses the download: cancels ``promise`` with `CancellationReason.paused`, keeping every byte written.
+    ///
+    /// ```swift
+    /// download.pause().done { saved = $0 }
+    /// ```
+    ///
+    /// - Returns: ``resumeData``: `nil` if the download had already finished (or finished as it was paused), or was
+    ///   cancelled for good.
+    @discardableResult
+    public func pause() -> Guarantee<SegmentedDownloadResumeData?> {
+        promise.cancel(reason: .paused)
+        return resumeData
+    }
+
+    /// Cancels the download for good: every request stops and the partial file is removed.
+    ///
+    /// - Returns: whether this call cancelled the download (`false` if it had already finished or stopped).
+    @discardableResult
+    public func cancel() -> Bool {
+        promise.cancel()
+    }
+}
+
+/// What continues a paused segmented download: which byte ranges of the file are on disk, the file's length, and how
+/// the mirrors identified it.
+///
+/// ```swift
+/// let saved = try JSONEncoder().encode(resumeData)             // survives a relaunch
+/// let resumeData = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: saved)
+/// session.resumeSegmentedDownload(resumeData, to: destination)
+/// ```
+///
+/// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the destination
+/// until the download is resumed or ``discard()`` is called. Decoding checks every field: resume data read back is
+/// untrusted input (``init(from:)`` says what it refuses), and a resume opens only the partial file the library
+/// names next to the destination, and only if it is a regular file that is not a link.
+public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
+    /// The mirrors the download used, in the order given: where a resume fetches from unless it is given others.
+    public let mirrors: [URL]
+    /// Where the download goes once it finishes.
+    public let destination: URL
+    /// The hidden file next to the destination that holds the bytes so far.
+    public let partialFile: URL
+    /// The file's length, once a mirror had said; `nil` if the download paused before any answer (and kept nothing).
+    public let totalBytes: Int64?
+    /// The file's strong validator, from the mirror that answered first, if it gave one: a resume continues the bytes
+    /// only with mirrors that repeat it.
+    public let validator: DownloadResumeData.Validator?
+    /// The byte ranges of the file that the partial file holds, in order, none touching another: each segment's
+    /// bytes written so far.
+    public let keptRanges: [Range<Int64>]
+    /// What the finished file is checked against, if the download was given it.
+    public let integrity: DownloadIntegrity?
+
+    /// The number of bytes the partial file holds: the sum of ``keptRanges``' lengths.
+    public var bytesKept: Int64 {
+        keptRanges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
+    }
+
+    /// The most mirrors resume data may name: a resume sends a request to each at once.
+    public static let maximumMirrors = 256
+
+    /// Makes resume data; the library makes it for you when a ``SegmentedDownload`` pauses.
+    ///
+    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` naming the first value that no download
+    ///   could have produced — the same rules as decoding (see ``init(from:)``).
+    public init(
+        mirrors: [URL],
+        destination: URL,
+        partialFile: URL,
+        totalBytes: Int64?,
+        validator: DownloadResumeData.Validator?,
+        keptRanges: [Range<Int64>],
+        integrity: DownloadIntegrity? = nil
+    ) throws {
+        self.init(
+            storing: mirrors,
+            destination: destination,
+            partialFile: partialFile,
+            totalBytes: totalBytes,
+            validator: validator,
+            keptRanges: keptRanges,
+            integrity: integrity
+        )
+        if let (field, reason) = firstInvalidField {
+            throw DownloadResumeError.invalidResumeData(field: field.stringValue, reason: reason)
+        }
+    }
+
+    /// Stores the values, unchecked: the initializers above check them.
+    private init(
+        storing mirrors: [URL],
+        destination: URL,
+        partialFile: URL,
+        totalBytes: Int64?,
+        validator: DownloadResumeData.Validator?,
+        keptRanges: [Range<Int64>],
+        integrity: DownloadIntegrity?
+    ) {
+        self.mirrors = mirrors
+        self.destination = destination
+        self.partialFile = partialFile
+        self.totalBytes = totalBytes
+        self.validator = validator
+        self.keptRanges = keptRanges
+        self.integrity = integrity
+    }
+
+    /// Decodes resume data, and refuses what no download could have produced: resume data read back from disk or
+    /// received from elsewhere is untrusted input.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `mirrors` is empty, names more
+    ///   than ``maximumMirrors``, or one that is not an `http` or `https` URL; `destination` is not an absolute file
+    ///   path without `..`; `partialFile` is not the hidden `.<name>.<UUID>.partial` file next to the destination
+    ///   that the library names; `totalBytes` is negative, or differs from `integrity`'s length; a kept range is
+    ///   empty, starts below 0, ends past `totalBytes` (or there is no `totalBytes`), or does not begin after the
+    ///   one before it ends; `validator` is not a strong entity-tag or an HTTP-date; or `integrity` cannot be
+    ///   checked. A range whose start is above its end fails as `Range` itself refuses it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            storing: try container.decode([URL].self, forKey: .mirrors),
+            destination: try container.decode(URL.self, forKey: .destination),
+            partialFile: try container.decode(URL.self, forKey: .partialFile),
+            totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
+            validator: try container.decodeIfPresent(DownloadResumeData.Validator.self, forKey: .validator),
+            keptRanges: try container.decode([Range<Int64>].self, forKey: .keptRanges),
+            integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
+        )
+        if let (field, reason) = firstInvalidField {
+            throw DecodingError.dataCorruptedError(forKey: field, in: container, debugDescription: reason)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case mirrors, destination, partialFile, totalBytes, validator, keptRanges, integrity
+    }
+
+    /// The first value no download could have produced, and why; `nil` if every value could be.
+    private var firstInvalidField: (CodingKeys, String)? {
+        if mirrors.isEmpty { return (.mirrors, "there is no mirror") }
+        if mirrors.count > Self.maximumMirrors {
+            return (.mirrors, "\(mirrors.count) mirrors are more than \(Self.maximumMirrors)")
+        }
+        if let url = mirrors.first(where: { !["http", "https"].contains($0.scheme?.lowercased() ?? "") })
+            ?? mirrors.first(where: { ($0.host ?? "").isEmpty })
+        {
+            return (.mirrors, "\(url.absoluteString) is not an http or https URL")
+        }
+        if !PartialFile.isPlainFilePath(destination) {
+            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
+        }
+        if !PartialFile.isOwned(partialFile, by: destination) {
+            return (
+                .partialFile,
+                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
+                    + "next to the destination"
+            )
+        }
+        if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
+        if let totalBytes, let length = integrity?.length, length != totalBytes {
+            return (.totalBytes, "\(totalBytes) is not the integrity's length \(length)")
+        }
+        if let problem = Self.problem(with: keptRanges, in: totalBytes) { return (.keptRanges, problem) }
+        if let validator, !validator.isWellFormed {
+            return (.validator, "\(validator) is neither a strong entity-tag nor an HTTP-date")
+        }
+        if let problem = integrity?.problem { return (.integrity, problem) }
+        return nil
+    }
+
+    /// Why `ranges` cannot be the kept ranges of a file of `total` bytes; `nil` if they can.
+    private static func problem(with ranges: [Range<Int64>], in total: Int64?) -> String? {
+        guard let total else {
+            return ranges.isEmpty ? nil : "there are kept ranges but no totalBytes"
+        }
+        var end: Int64 = -1
+        for range in ranges {
+            if range.isEmpty || range.lowerBound < 0 || range.upperBound > total || range.lowerBound <= end {
+                return "\(range) is not a non-empty range of 0..<\(total) after the ones before it"
+            }
+            end = range.upperBound
+        }
+        return nil
+    }
+
+    /// The same resume data for another destination: the partial file is looked for next to `destination`, under the
+    /// name the library gives it there (`.<name>.<UUID>.partial`, the same UUID), as
+    /// ``DownloadResumeData/relocated(to:)`` does.
+    ///
+    /// ```swift
+    /// session.resumeSegmentedDownload(try saved.relocated(to: destination))
+    /// ```
+    ///
+    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
+    ///   is not an absolute file path without `..`.
+    public func relocated(to destination: URL) throws -> SegmentedDownloadResumeData {
+        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
+            throw DownloadResumeError.invalidResumeData(
+                field: CodingKeys.partialFile.stringValue,
+                reason: "\(partialFile.absoluteString) is not a partial file the library names"
+            )
+        }
+        return try SegmentedDownloadResumeData(
+            mirrors: mirrors,
+            destination: destination,
+            partialFile: PartialFile.url(for: destination, id: id),
+            totalBytes: totalBytes,
+            validator: validator,
+            keptRanges: keptRanges,
+            integrity: integrity
+        )
+    }
+
+    /// Removes the partial file: for a paused download you will not resume.
+    ///
+    /// ```swift
+    /// saved?.discard()
+    /// ```
+    ///
+    /// It removes only the hidden `.<name>.<UUID>.partial` file next to the destination that the library names, and
+    /// never a directory.
+    public func discard() {
+        guard PartialFile.isOwned(partialFile, by: destination) else { return }
+        PartialFile(url: partialFile, destination: destination).remove()
+    }
+}
