@@ -83,6 +83,14 @@ let package = Package(
         ),
         // PromiseKit- and CancellablePromiseKit-era client code, compiled in Swift 5 language mode: proves
         // that changing the imports is the whole migration.
+        // A segmented download killed with SIGKILL mid-way and resumed from its last checkpoint, each kill in a
+        // child process; .ci/run runs it.
+        .executableTarget(
+            name: "crash-recovery",
+            dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer"],
+            path: "Tests/CrashRecovery",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PromiseKitCompatibilityTests",
             dependencies: ["PromiseCore", "Cancellable"],

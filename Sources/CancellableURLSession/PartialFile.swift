@@ -233,12 +233,15 @@ struct PartialFile: Sendable {
     }
 
     /// Flushes the partial file's bytes to disk (`fsync(2)`), through a descriptor of its own that does not follow
-    /// a symbolic link: for a file whose writing handle is already closed. Best effort.
-    func flush() {
+    /// a symbolic link. `fsync` flushes every write made to the file before it, through any descriptor.
+    ///
+    /// - Returns: whether the bytes are on disk (`false` if the file is gone or the flush failed).
+    @discardableResult
+    func flush() -> Bool {
         let descriptor = systemOpen(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0
     }
 
     /// Removes the partial file, if it is there: `unlink(2)`, which removes a file or a symbolic link (not what it

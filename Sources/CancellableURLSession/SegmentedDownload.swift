@@ -129,7 +129,7 @@ extension URLSession {
         {
             let (partial, handle) = try PartialFile.create(for: destination)
             let schedule = SegmentSchedule(mirrors: mirrors.count, options: options, expectedLength: integrity?.length)
-            return (partial, handle, schedule, claimed: false)
+            return (partial, handle, schedule, claimed: PartialFile.claim(partial.url))
         }
     }
 
@@ -267,6 +267,10 @@ extension URLSession {
         prepare: () throws -> SegmentedStart
     ) -> SegmentedDownload {
         let (resumeData, deliver) = Guarantee<SegmentedDownloadResumeData?>.pending()
+        // Let go of when the download ends: the app's progress closure may hold the `SegmentedDownload` (to take
+        // checkpoints), and the engine holds that closure. (Not a weak reference: LeakSanitizer cannot follow the
+        // tagged pointer to a weak reference's side table, and reports it as leaked while the engine lives.)
+        let engine = Locked<SegmentedDownloadEngine?>(nil)
         let promise = segmented(
             mirrors,
             integrity: integrity,
@@ -275,9 +279,15 @@ extension URLSession {
             line: line,
             progress: progress,
             resumeData: deliver,
-            prepare: prepare
+            prepare: prepare,
+            made: { made in
+                engine.withLock { $0 = made }
+                made.whenEnded { engine.withLock { $0 = nil } }
+            }
         )
-        return SegmentedDownload(promise: promise, resumeData: resumeData)
+        return SegmentedDownload(promise: promise, resumeData: resumeData) {
+            engine.withLock { $0 }?.checkpoint()
+        }
     }
 
     /// A segmented download of `mirrors` into what `prepare` opens — after the mirrors, options, session and
@@ -290,7 +300,8 @@ extension URLSession {
         line: UInt,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)? = nil,
-        prepare: () throws -> SegmentedStart
+        prepare: () throws -> SegmentedStart,
+        made: (SegmentedDownloadEngine) -> Void = { _ in }
     ) -> CancellablePromise<SegmentedDownloadResult> {
         let engine: SegmentedDownloadEngine
         do {
@@ -318,6 +329,7 @@ extension URLSession {
                 progress: progress,
                 resumeData: resumeData
             )
+            made(engine)
         } catch {
             resumeData?(nil)
             return CancellablePromise(error: error)
@@ -356,6 +368,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var resolver: DecidingResolver<SegmentedDownloadResult>?
         /// The next stall watch, on ``clock``.
         var watch: PromiseTimer?
+        /// What runs once the download has ended (``whenEnded(_:)``).
+        var ended: (@Sendable () -> Void)?
     }
 
     private let state: Locked<State>
@@ -671,6 +685,35 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
     }
 
+    /// What resumes the download from the bytes on disk now, while it goes on; `nil` unless it is running and its
+    /// partial file could be flushed.
+    ///
+    /// The ranges are taken under the lock that every write holds, so each byte they name has been written; the
+    /// file is flushed after that (`fsync(2)` applies to every write made before it), so each is on disk before the
+    /// resume data is returned. A segment's bytes are never written again once past its frontier, so what the
+    /// resume data names stays on disk however the download goes on.
+    func checkpoint() -> SegmentedDownloadResumeData? {
+        guard resumeData != nil else { return nil }
+        let kept = state.withLock { state -> Kept? in
+            guard state.phase == .running else { return nil }
+            return Kept(
+                ranges: state.schedule.keptRanges,
+                total: state.schedule.total,
+                validator: state.schedule.validator
+            )
+        }
+        guard let kept, partial.flush() else { return nil }
+        return try? SegmentedDownloadResumeData(
+            mirrors: requests.map { $0.url! },
+            destination: partial.destination,
+            partialFile: partial.url,
+            totalBytes: kept.total,
+            validator: kept.validator,
+            keptRanges: kept.total == nil ? [] : kept.ranges,
+            integrity: integrity
+        )
+    }
+
     /// Keeps the partial file for a resume, and publishes its resume data — through the checks decoded resume data
     /// gets, so that the library never hands out data it would refuse; if those fail, removes the file instead.
     private func keep(_ ranges: [Range<Int64>], of total: Int64?, validator: DownloadResumeData.Validator?) {
@@ -687,11 +730,20 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         publish(data)
     }
 
+    /// Runs `body` once the download has ended, after its resume data is published; set before it starts.
+    func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.ended = body }
+    }
+
     /// The last thing the download does with its partial file, on every ending: gives up its hold on the file, then
     /// hands `data` to whoever waits for the resume data.
     private func publish(_ data: SegmentedDownloadResumeData?) {
         if claimed { PartialFile.release(partial.url) }
         resumeData?(data)
+        state.withLock { state in
+            defer { state.ended = nil }
+            return state.ended
+        }?()
     }
 
     /// The promise was cancelled: stops every request and removes the partial file (unless the download is already

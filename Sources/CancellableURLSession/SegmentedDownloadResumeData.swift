@@ -33,12 +33,45 @@ public final class SegmentedDownload: Sendable {
     /// with `nil` if it finished, was cancelled for good, or failed in a way a resume cannot mend.
     public let resumeData: Guarantee<SegmentedDownloadResumeData?>
 
+    /// What ``checkpoint()`` asks.
+    private let takeCheckpoint: @Sendable () -> SegmentedDownloadResumeData?
+
     init(
         promise: CancellablePromise<SegmentedDownloadResult>,
-        resumeData: Guarantee<SegmentedDownloadResumeData?>
+        resumeData: Guarantee<SegmentedDownloadResumeData?>,
+        checkpoint: @escaping @Sendable () -> SegmentedDownloadResumeData?
     ) {
         self.promise = promise
         self.resumeData = resumeData
+        takeCheckpoint = checkpoint
+    }
+
+    /// What resumes the download from the bytes on disk now, while it goes on: save it as the download runs, and a
+    /// crash, a kill or a reboot loses only what was written after it.
+    ///
+    /// ```swift
+    /// let download = session.resumableSegmentedDownload(from: mirrors, to: file)
+    /// saving = Timer.scheduledTimer(withTimeInterval: 5, repeats: true) { _ in
+    ///     guard let checkpoint = download.checkpoint() else { return }
+    ///     try? JSONEncoder().encode(checkpoint).write(to: stateFile, options: .atomic)
+    /// }
+    /// // After a relaunch:
+    /// let saved = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// session.resumeSegmentedDownload(saved)
+    /// ```
+    ///
+    /// Every range it names has been written and flushed to disk (`fsync`) before it returns, and a segment's bytes
+    /// are never written again once written, so the ranges stay true while the download goes on: a resume from it
+    /// after a crash fetches only what it does not name. The flush costs a disk sync: call it every few megabytes
+    /// or seconds, not on every progress report.
+    ///
+    /// Resuming from a checkpoint while this download still runs is refused
+    /// (``DownloadResumeError/partialFileInUse(_:)``): one partial file cannot take two downloads.
+    ///
+    /// - Returns: `nil` once the download has ended (``resumeData`` then says what it kept), or if the file could not
+    ///   be flushed.
+    public func checkpoint() -> SegmentedDownloadResumeData? {
+        takeCheckpoint()
     }
 
     /// Pauses the download: cancels ``promise`` with `CancellationReason.paused`, keeping every byte written.

@@ -129,6 +129,64 @@ extension SegmentedDownloadTests {
         }
     }
 
+    /// A checkpoint taken while the download runs names only bytes on disk, and stays true as the download goes on:
+    /// resuming from it after the download was stopped later (as a crash would stop it) finishes the file and asks
+    /// for no byte it names.
+    @Test func aCheckpointStaysTrueAsTheDownloadGoesOnAndResumesAfterACrash() async throws {
+        let mirrors = try serve([Self.resource(bytesPerSecond: 1_048_576), Self.resource(bytesPerSecond: 512 * 1_024)])
+        let handle = Locked<SegmentedDownload?>(nil)
+        let checkpoints = Locked<[SegmentedDownloadResumeData]>([])
+        let download = session.resumableSegmentedDownload(
+            from: mirrors,
+            to: directory.destination,
+            options: Self.options()
+        ) { progress in
+            let taken = checkpoints.withLock { $0.count }
+            let next = Int64(Self.size) * Int64(taken + 1) * 3 / 10  // at 30% and 60%
+            guard taken < 2, progress.bytesWritten >= next, let checkpoint = handle.withLock({ $0 })?.checkpoint()
+            else { return }
+            checkpoints.withLock { $0.append(checkpoint) }
+            if taken == 1 { handle.withLock { $0 }?.pause() }  // stopped at 60%: what a crash leaves, and more
+        }
+        handle.withLock { $0 = download }
+        _ = await download.promise.asPromise().asResult().async()
+        let paused = try #require(await download.resumeData.async())
+        let taken = checkpoints.withLock { $0 }
+        try #require(taken.count == 2)
+        let checkpoint = taken[0]
+        #expect(download.checkpoint() == nil)  // it has ended
+        #expect(checkpoint.bytesKept >= Int64(Self.size) * 3 / 10 && checkpoint.bytesKept < paused.bytesKept)
+        #expect(checkpoint.partialFile == paused.partialFile && checkpoint.totalBytes == paused.totalBytes)
+        // Every range the first checkpoint names is still on disk, unchanged, inside what the pause kept.
+        for range in checkpoint.keptRanges {
+            #expect(
+                paused.keptRanges.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }
+            )
+        }
+        try expectKept(checkpoint)
+        let before = try #require(servers.first).connections.count
+        let resumed = session.resumeSegmentedDownload(checkpoint, options: Self.options())
+        _ = try expectIntact(await resumed.promise.asPromise().asResult().async())
+        for range in askedRanges(from: before) {
+            #expect(!checkpoint.keptRanges.contains { $0.overlaps(range) }, "asked for \(range)")
+        }
+    }
+
+    @Test func aCheckpointCannotBeResumedWhileItsDownloadRuns() async throws {
+        let started = Latch()
+        let mirrors = try serve([Self.resource(bytesPerSecond: 200_000)])
+        let download = session.resumableSegmentedDownload(from: mirrors, to: directory.destination) {
+            if $0.bytesWritten > 0 { started.open() }
+        }
+        #expect(await started.opened(within: .seconds(30)))
+        let checkpoint = try #require(download.checkpoint())
+        let second = session.resumeSegmentedDownload(checkpoint)
+        #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(checkpoint.partialFile))
+        download.cancel()
+        #expect(directory.waitUntilEmpty())
+        #expect(download.checkpoint() == nil)
+    }
+
     @Test func aPauseBeforeAnyAnswerKeepsNothingAndItsResumeStartsAfresh() async throws {
         let answer = Latch()
         let route = Self.resource()

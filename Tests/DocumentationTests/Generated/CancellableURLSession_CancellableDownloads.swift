@@ -175,3 +175,22 @@ func snippet_CancellableDownloads_16() async throws {
             .promise.done { install(from: $0.url) }.catch { show($0) }
     }
 }
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
+func snippet_CancellableDownloads_17() async throws {
+    let session = URLSession.withProgressReporting()
+    let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
+    let stateFile = file.appendingPathExtension("download")
+    let saving = DispatchSource.makeTimerSource(queue: .global())
+    saving.schedule(deadline: .now() + 5, repeating: 5)
+    saving.setEventHandler {
+        guard let checkpoint = download.checkpoint() else { return saving.cancel() }   // nil once it has ended
+        try? JSONEncoder().encode(checkpoint).write(to: stateFile, options: .atomic)
+    }
+    saving.resume()
+
+    // After a relaunch:
+    if let saved = try? JSONDecoder().decode(SegmentedDownloadResumeData.self, from: Data(contentsOf: stateFile)) {
+        session.resumeSegmentedDownload(saved).promise.done { install(from: $0.url) }.catch { show($0) }
+    }
+}

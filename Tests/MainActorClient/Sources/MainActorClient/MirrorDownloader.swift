@@ -39,6 +39,11 @@ final class MirrorDownloader {
         self.download = download
     }
 
+    /// What the app saves as the download runs, to resume after a crash.
+    func checkpoint() -> Data? {
+        download?.checkpoint().flatMap { try? JSONEncoder().encode($0) }
+    }
+
     func stop() {
         download?.cancel()
         saved?.discard()
