@@ -81,6 +81,24 @@ extension FileHandle {
         }
     }
 
+    /// Reads `count` bytes at `offset`, without moving the handle's position (`pread(2)`).
+    ///
+    /// - Throws: the system's error (`POSIXError`), or `EIO` if the file ends before `count` bytes.
+    func readAll(count: Int, at offset: Int64) throws -> Data {
+        var data = Data(count: count)
+        try data.withUnsafeMutableBytes { buffer in
+            var done = 0
+            while done < count {
+                let read = try Self.retryingInterrupted {
+                    systemPRead(fileDescriptor, buffer.baseAddress! + done, count - done, offset + Int64(done))
+                }
+                guard read > 0 else { throw POSIXError(.EIO) }  // the file is shorter than what it should hold
+                done += read
+            }
+        }
+        return data
+    }
+
     /// Calls `operation` until it is not interrupted by a signal (`EINTR`).
     ///
     /// - Returns: its non-negative result.

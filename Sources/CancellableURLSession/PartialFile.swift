@@ -232,6 +232,20 @@ struct PartialFile: Sendable {
         }
     }
 
+    /// Opens the partial file for reading, without following a symbolic link: to read back what was written.
+    ///
+    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if it is not a regular file, or the system's error.
+    func openForReading() throws -> FileHandle {
+        let descriptor = systemOpen(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+        guard descriptor >= 0 else { throw openError(errno) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw DownloadResumeError.partialFileNotOwned(url)
+        }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
     /// Flushes the partial file's bytes to disk (`fsync(2)`), through a descriptor of its own that does not follow
     /// a symbolic link. `fsync` flushes every write made to the file before it, through any descriptor.
     ///

@@ -68,6 +68,13 @@ struct SHA256 {
         return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
 
+    /// The lowercase hexadecimal digest of `bytes`.
+    static func hexDigest(of bytes: some DataProtocol) -> String {
+        var hash = SHA256()
+        hash.update(bytes)
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
     /// The lowercase hexadecimal digest of the file at `url`, read in pieces of `pieceSize` bytes (1 MiB).
     ///
     /// - Parameter io: how the file is read; tests force `.descriptor`, the path of systems before macOS 10.15.4

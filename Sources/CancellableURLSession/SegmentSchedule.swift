@@ -17,6 +17,9 @@ struct SegmentSchedule: Sendable {
         var done: Int64
         /// The transfers working on it.
         var transfers: [Int] = []
+        /// Whether one transfer at a time fetches it — never split, never raced: a piece that failed its digest
+        /// after more than one mirror wrote it is fetched again this way, so that a second failure names one mirror.
+        var exclusive = false
 
         var remaining: Int64 { end - done }
         var isComplete: Bool { done >= end }
@@ -87,14 +90,26 @@ struct SegmentSchedule: Sendable {
     private var mustRepeatValidator = false
     private var nextID = 0
 
+    /// The pieces whose digests are checked (``DownloadIntegrity/pieces``), if any.
+    let pieces: PieceDigests?
+    /// Which pieces passed their digest.
+    private(set) var verified: [Bool] = []
+    private var verifiedCount = 0
+    /// Who wrote each piece not yet verified: mirrors, and ``kept`` for bytes a resumed download started with.
+    private(set) var authors: [Int: Set<Int>] = [:]
+    /// The author of bytes a resumed download started with: unknown.
+    static let kept = -1
+
     /// A schedule for `mirrors` mirrors; `options` must have passed ``SegmentedDownloadOptions/problem``.
-    init(mirrors: Int, options: SegmentedDownloadOptions, expectedLength: Int64? = nil) {
+    init(mirrors: Int, options: SegmentedDownloadOptions, expectedLength: Int64? = nil, pieces: PieceDigests? = nil) {
         segmentSize = options.segmentSize
         minimumSplit = options.minimumSplitSize
         connectionsPerMirror = options.connectionsPerMirror
         endGame = options.endGame
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
+        self.pieces = pieces
+        verified = Array(repeating: false, count: pieces?.sha256.count ?? 0)
     }
 
     /// A schedule that continues a paused download of a file of `total` bytes, identified by `validator`, whose
@@ -105,11 +120,12 @@ struct SegmentSchedule: Sendable {
         mirrors: Int,
         options: SegmentedDownloadOptions,
         expectedLength: Int64? = nil,
+        pieces: PieceDigests? = nil,
         resuming kept: [Range<Int64>],
         of total: Int64,
         validator: DownloadResumeData.Validator?
     ) {
-        self.init(mirrors: mirrors, options: options, expectedLength: expectedLength)
+        self.init(mirrors: mirrors, options: options, expectedLength: expectedLength, pieces: pieces)
         self.total = total
         self.validator = validator
         mustRepeatValidator = validator != nil
@@ -120,12 +136,17 @@ struct SegmentSchedule: Sendable {
             }
             segments.append(Segment(start: range.lowerBound, end: range.upperBound, done: range.upperBound))
             position = range.upperBound
+            for piece in pieces?.pieces(overlapping: range) ?? 0..<0 {
+                authors[piece, default: []].insert(Self.kept)
+            }
         }
         uncut = position
     }
 
-    /// Whether every byte of the file is written.
-    var isComplete: Bool { total.map { uncut >= $0 } ?? false && segments.allSatisfy(\.isComplete) }
+    /// Whether every byte of the file is written, and every piece verified.
+    var isComplete: Bool {
+        total.map { uncut >= $0 } ?? false && segments.allSatisfy(\.isComplete) && verifiedCount == verified.count
+    }
 
     /// Whether no mirror is left to fetch what is missing.
     var isStranded: Bool { !isComplete && mirrors.allSatisfy { $0.dropped != nil } }
@@ -296,6 +317,9 @@ struct SegmentSchedule: Sendable {
             write = Write(offset: from, range: Int(from - pieceStart)..<Int(to - pieceStart))
             segments[index].done = to
             mirrors[transfer.mirror].written += to - from
+            for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 where !verified[piece] {
+                authors[piece, default: []].insert(transfer.mirror)
+            }
         }
         guard segments[index].isComplete else { return (write, true, []) }
         return (write, false, finishSegment(index, at: now))
@@ -362,10 +386,14 @@ struct SegmentSchedule: Sendable {
             guard let transfer = transfers[id], transfer.mirror == mirror else { continue }
             actions.append(.cancel(id: id))
             let index = transfer.segment
-            if !transfer.proven, segments[index].done > transfer.start {
+            // A mirror caught sending a bad piece keeps nothing: its validator proves nothing any more.
+            let proven = transfer.proven && !reason.isPieceMismatch
+            if !proven, segments[index].done > transfer.start {
                 // Its bytes cannot be told apart from the other transfers' on this segment: all of them start again
-                // from where it started.
-                segments[index].done = transfer.start
+                // from where it started (or where the segment starts, if a bad piece was cut out of it since).
+                let start = max(transfer.start, segments[index].start)
+                forgetAuthors(of: start..<segments[index].done)
+                segments[index].done = start
                 for other in segments[index].transfers where other != id {
                     actions.append(.cancel(id: other))
                     forget(other)
@@ -426,7 +454,7 @@ struct SegmentSchedule: Sendable {
     private mutating func nextSegment(for mirror: Int) -> Int? {
         if let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete }) {
             // A free segment longer than a segment (a resumed download's gap) gives up its tail to the others.
-            if segments[free].remaining > segmentSize {
+            if segments[free].remaining > segmentSize, !segments[free].exclusive {
                 let cut = segments[free].done + segmentSize
                 segments.append(Segment(start: cut, end: segments[free].end, done: cut))
                 segments[free].end = cut
@@ -436,7 +464,7 @@ struct SegmentSchedule: Sendable {
         if let total, uncut < total { return cutSegment() }
         // The busy segment with the most left, whose transfer this mirror is not already running.
         let busy = segments.indices.filter { index in
-            !segments[index].isComplete && segments[index].transfers.count == 1
+            !segments[index].isComplete && !segments[index].exclusive && segments[index].transfers.count == 1
                 && segments[index].transfers.allSatisfy { transfers[$0]?.mirror != mirror }
         }
         guard let index = busy.max(by: { segments[$0].remaining < segments[$1].remaining }) else { return nil }
@@ -458,6 +486,85 @@ struct SegmentSchedule: Sendable {
         return index
     }
 
+    // MARK: Pieces
+
+    /// The pieces overlapping `bytes` whose every byte is written and which are not verified yet: what to check now.
+    func completedPieces(overlapping bytes: Range<Int64>) -> [Int] {
+        guard let pieces, let total else { return [] }
+        return pieces.pieces(overlapping: bytes).filter { piece in
+            !verified[piece] && isWritten(pieces.range(of: piece, in: total))
+        }
+    }
+
+    /// Whether every byte of `bytes` is written.
+    private func isWritten(_ bytes: Range<Int64>) -> Bool {
+        var covered: Int64 = 0
+        for segment in segments where segment.start < bytes.upperBound && segment.done > bytes.lowerBound {
+            covered += min(segment.done, bytes.upperBound) - max(segment.start, bytes.lowerBound)
+        }
+        return covered == bytes.count
+    }
+
+    /// Piece `piece` passed its digest: its bytes are final.
+    mutating func pieceVerified(_ piece: Int) {
+        guard !verified[piece] else { return }
+        verified[piece] = true
+        verifiedCount += 1
+        authors[piece] = nil
+    }
+
+    /// Piece `piece` failed its digest: its bytes are cut out of their segments, to be fetched again. If one mirror
+    /// wrote all of it, that mirror is dropped; if several did (or bytes a resumed download started with), the
+    /// piece is fetched again by one transfer alone, so that a second failure names its mirror.
+    mutating func pieceFailed(_ piece: Int, at now: TimeInterval) -> [Action] {
+        guard let pieces, let total, !verified[piece] else { return [] }
+        let bytes = pieces.range(of: piece, in: total)
+        let writers = authors.removeValue(forKey: piece) ?? []
+        cutOut(bytes)
+        if writers.count == 1, let mirror = writers.first, mirror != Self.kept {
+            return drop(mirror, .pieceMismatch(piece: piece), at: now)
+        }
+        return schedule(at: now)
+    }
+
+    /// Makes `bytes` (all written) one free segment, fetched by one transfer at a time: each segment that overlaps
+    /// them keeps its parts before and after, and a part after keeps the segment's transfers (they write past it).
+    private mutating func cutOut(_ bytes: Range<Int64>) {
+        var slot: Int?
+        for index in segments.indices
+        where segments[index].start < bytes.upperBound && segments[index].end > bytes.lowerBound {
+            let segment = segments[index]
+            if segment.end > bytes.upperBound {
+                // Its part after the piece keeps this index, and with it the transfers that write past the piece.
+                if segment.start < bytes.lowerBound {
+                    segments.append(Segment(start: segment.start, end: bytes.lowerBound, done: bytes.lowerBound))
+                }
+                segments[index].start = bytes.upperBound
+                segments[index].done = max(segment.done, bytes.upperBound)
+            } else if segment.start < bytes.lowerBound {
+                // It ends inside the piece, and is complete: it keeps its part before.
+                segments[index].end = bytes.lowerBound
+                segments[index].done = bytes.lowerBound
+            } else if slot == nil {
+                slot = index  // wholly inside, and complete: the piece's segment takes its place
+            } else {
+                segments[index] = Segment(start: bytes.lowerBound, end: bytes.lowerBound, done: bytes.lowerBound)
+            }
+        }
+        var piece = Segment(start: bytes.lowerBound, end: bytes.upperBound, done: bytes.lowerBound)
+        piece.exclusive = true
+        if let slot { segments[slot] = piece } else { segments.append(piece) }
+    }
+
+    /// Forgets who wrote the pieces that lie wholly inside `bytes`: their bytes will all be written again.
+    private mutating func forgetAuthors(of bytes: Range<Int64>) {
+        guard let pieces, let total else { return }
+        for piece in pieces.pieces(overlapping: bytes) where !verified[piece] {
+            let range = pieces.range(of: piece, in: total)
+            if bytes.lowerBound <= range.lowerBound && range.upperBound <= bytes.upperBound { authors[piece] = nil }
+        }
+    }
+
     /// The bytes written, as the ranges of the file they fill: in order, none touching another.
     var keptRanges: [Range<Int64>] {
         var ranges: [Range<Int64>] = []
@@ -477,5 +584,12 @@ struct SegmentSchedule: Sendable {
         let ids = transfers.keys.sorted()
         for id in ids { forget(id) }
         return ids.map { .cancel(id: $0) }
+    }
+}
+
+extension MirrorDropReason {
+    /// Whether the mirror sent a piece that failed its digest.
+    var isPieceMismatch: Bool {
+        if case .pieceMismatch = self { true } else { false }
     }
 }

@@ -39,6 +39,8 @@ extension URLSession {
     ///   mirrors that agree on the length and validator but serve other bytes). An `integrity` with a length also
     ///   drops any mirror that announces another, the first to answer included: without one, the first answer sets
     ///   the length the others must agree with.
+    /// - With ``DownloadIntegrity/pieces``, each piece is checked as soon as it is written: a bad one is fetched
+    ///   again, and the mirror that alone wrote it is dropped (``MirrorDropReason/pieceMismatch(piece:)``).
     /// - The file is written next to `destination` and renamed over it once complete and checked, as the other
     ///   downloads are: a download that fails or is cancelled leaves no file, and what was at `destination` stays.
     ///
@@ -71,7 +73,12 @@ extension URLSession {
     ) -> CancellablePromise<SegmentedDownloadResult> {
         segmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress) {
             let (partial, handle) = try PartialFile.create(for: destination)
-            let schedule = SegmentSchedule(mirrors: mirrors.count, options: options, expectedLength: integrity?.length)
+            let schedule = SegmentSchedule(
+                mirrors: mirrors.count,
+                options: options,
+                expectedLength: integrity?.length,
+                pieces: integrity?.pieces
+            )
             return (partial, handle, schedule, claimed: false)
         }
     }
@@ -128,7 +135,12 @@ extension URLSession {
         resumableSegmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress)
         {
             let (partial, handle) = try PartialFile.create(for: destination)
-            let schedule = SegmentSchedule(mirrors: mirrors.count, options: options, expectedLength: integrity?.length)
+            let schedule = SegmentSchedule(
+                mirrors: mirrors.count,
+                options: options,
+                expectedLength: integrity?.length,
+                pieces: integrity?.pieces
+            )
             return (partial, handle, schedule, claimed: PartialFile.claim(partial.url))
         }
     }
@@ -232,7 +244,8 @@ extension URLSession {
                     let schedule = SegmentSchedule(
                         mirrors: mirrors.count,
                         options: options,
-                        expectedLength: integrity?.length
+                        expectedLength: integrity?.length,
+                        pieces: integrity?.pieces
                     )
                     return (partial, handle, schedule, claimed: true)
                 }
@@ -240,6 +253,7 @@ extension URLSession {
                     mirrors: mirrors.count,
                     options: options,
                     expectedLength: integrity?.length,
+                    pieces: integrity?.pieces,
                     resuming: kept,
                     of: total,
                     validator: data.validator
@@ -316,12 +330,22 @@ extension URLSession {
             guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
             try integrity?.validate()
             let (partial, handle, schedule, claimed) = try prepare()
+            let reader: FileHandle?
+            do {
+                reader = try integrity?.pieces.map { _ in try partial.openForReading() }
+            } catch {
+                try? handle.close()
+                partial.remove()
+                if claimed { PartialFile.release(partial.url) }
+                throw error
+            }
             engine = SegmentedDownloadEngine(
                 session: self,
                 router: router,
                 requests: mirrors,
                 partial: partial,
                 handle: handle,
+                reader: reader,
                 schedule: schedule,
                 claimed: claimed,
                 integrity: integrity,
@@ -360,6 +384,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private struct State {
         var schedule: SegmentSchedule
         var handle: FileHandle?
+        /// Reads pieces back to check their digests (``DownloadIntegrity/pieces``); `nil` without them.
+        var reader: FileHandle?
         var phase = Phase.running
         /// What stops each running request.
         var cancels: [Int: @Sendable () -> Void] = [:]
@@ -395,6 +421,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         requests: [URLRequest],
         partial: PartialFile,
         handle: FileHandle,
+        reader: FileHandle?,
         schedule: SegmentSchedule,
         claimed: Bool,
         integrity: DownloadIntegrity?,
@@ -402,7 +429,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
-        state = Locked(State(schedule: schedule, handle: handle))
+        state = Locked(State(schedule: schedule, handle: handle, reader: reader))
         self.claimed = claimed
         self.resumeData = resumeData
         self.session = session
@@ -426,9 +453,48 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
         scheduleWatch()
         perform(actions)
-        // A resumed download that kept every byte has nothing to fetch: it ends on the delegate queue, as it would
-        // after its last byte.
-        if complete { session.delegateQueue.addOperation { [self] in settle() } }
+        if state.withLock({ $0.schedule.pieces != nil }) {
+            // The pieces a resumed download kept whole are checked before they count: on the delegate queue, not on
+            // the caller's thread. What they cost is what the download then does.
+            session.delegateQueue.addOperation { [self] in
+                var failure: Error?
+                let actions = state.withLock { state -> [SegmentSchedule.Action] in
+                    guard state.phase == .running, let total = state.schedule.total else { return [] }
+                    do {
+                        return try check(state.schedule.completedPieces(overlapping: 0..<total), &state)
+                    } catch {
+                        failure = error
+                        return state.schedule.stopAll()
+                    }
+                }
+                perform(actions)
+                if let failure { fail(failure) } else { settle() }
+            }
+        } else if complete {
+            // A resumed download that kept every byte has nothing to fetch: it ends on the delegate queue, as it would
+            // after its last byte.
+            session.delegateQueue.addOperation { [self] in settle() }
+        }
+    }
+
+    /// Checks `pieces` — every byte of each written — against their digests, under the lock, reading them back from
+    /// the file: a piece that passes is final; one that fails is fetched again, and drops the mirror that wrote it.
+    ///
+    /// - Throws: the file system's error if a piece cannot be read: the download fails with it.
+    private func check(_ pieces: [Int], _ state: inout State) throws -> [SegmentSchedule.Action] {
+        guard let digests = state.schedule.pieces, let total = state.schedule.total, let reader = state.reader else {
+            return []
+        }
+        var actions: [SegmentSchedule.Action] = []
+        for piece in pieces {
+            let actual = try digests.hexDigest(of: piece, in: total, readingFrom: reader)
+            if actual == digests.sha256[piece].lowercased() {
+                state.schedule.pieceVerified(piece)
+            } else {
+                actions += state.schedule.pieceFailed(piece, at: Self.now)
+            }
+        }
+        return actions
     }
 
     /// Looks for stalls again in ``interval``, unless the download has stopped.
@@ -477,7 +543,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             guard let write, !write.range.isEmpty else { return (goOn, actions) }
             do {
                 try handle.writeAll(data.subdata(in: write.range), at: write.offset)
-                return (goOn, actions)
+                let written = write.offset..<(write.offset + Int64(write.range.count))
+                let checked = try check(state.schedule.completedPieces(overlapping: written), &state)
+                return (goOn, actions + checked)
             } catch {
                 state.schedule.unwrite(write, for: id)
                 failure = error
@@ -565,7 +633,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             if state.schedule.isComplete {
                 state.phase = .finishing
                 try? state.handle?.close()
+                try? state.reader?.close()
                 state.handle = nil
+                state.reader = nil
                 state.schedule.stopAll()
                 return (snapshot, .complete(state.resolver))
             }
@@ -679,7 +749,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 )
             }
             try? state.handle?.close()
+            try? state.reader?.close()
             state.handle = nil
+            state.reader = nil
             state.schedule.stopAll()
             return (state.resolver, kept)
         }

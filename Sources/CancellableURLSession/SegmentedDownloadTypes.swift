@@ -79,6 +79,8 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
     case stalled(seconds: TimeInterval)
     /// It sent more slowly than ``SegmentedDownloadOptions/minimumBytesPerSecond``: this many bytes per second.
     case tooSlow(bytesPerSecond: Int64)
+    /// It alone wrote this piece of the file, whose SHA-256 is not the one the ``DownloadIntegrity/pieces`` give.
+    case pieceMismatch(piece: Int)
 
     /// A sentence saying what the mirror did.
     public var description: String {
@@ -95,6 +97,7 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
         case .endedEarly(let received, let expected): "Its body ended after \(received) of \(expected) bytes."
         case .stalled(let seconds): "It sent nothing for \(String(format: "%.1f", seconds)) s."
         case .tooSlow(let speed): "It sent only \(speed) bytes per second."
+        case .pieceMismatch(let piece): "It sent piece \(piece), whose SHA-256 is not the one expected."
         }
     }
 }

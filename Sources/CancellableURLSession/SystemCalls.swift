@@ -58,3 +58,15 @@ func systemPWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int
     Android.pwrite(descriptor, buffer, count, off_t(offset))
     #endif
 }
+
+func systemPRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: Int64) -> Int {
+    #if canImport(Darwin)
+    Darwin.pread(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Glibc)
+    Glibc.pread(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Musl)
+    Musl.pread(descriptor, buffer, count, off_t(offset))
+    #elseif canImport(Android)
+    Android.pread(descriptor, buffer, count, off_t(offset))
+    #endif
+}

@@ -390,4 +390,106 @@ import Testing
         #expect(schedule.isComplete)
         #expect(schedule.begin(at: 0).isEmpty)
     }
+
+    // MARK: Piece digests
+
+    /// Digests only their count matters to the schedule; the engine compares them.
+    static func pieces(_ length: Int64, of total: Int64) -> PieceDigests {
+        let count = Int((total + length - 1) / length)
+        return PieceDigests(length: length, sha256: Array(repeating: String(repeating: "0", count: 64), count: count))
+    }
+
+    @Test func aPieceOneMirrorWroteThatFailsDropsThatMirrorAndIsFetchedAgain() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(), pieces: Self.pieces(50, of: 200))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 200), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 200), for: first[1].id, at: 0)
+        _ = schedule.receive(60, for: first[0].id, at: 1)
+        #expect(schedule.completedPieces(overlapping: 0..<60) == [0])
+        #expect(schedule.authors[0] == [0])
+        schedule.pieceVerified(0)
+        _ = schedule.receive(40, for: first[1].id, at: 1)
+        _ = schedule.receive(20, for: first[1].id, at: 2)  // 100-160: piece 2 and 10 bytes of piece 3
+        #expect(schedule.completedPieces(overlapping: 100..<160) == [2])
+        let actions = schedule.pieceFailed(2, at: 2)
+        // Mirror 1 alone wrote piece 2: it is dropped, and its transfer stopped. Its response repeated the
+        // reference's ETag, but a mirror caught lying keeps nothing: its bytes of piece 3 go too.
+        #expect(schedule.mirrors[1].dropped == .pieceMismatch(piece: 2))
+        #expect(actions.contains(.cancel(id: first[1].id)))
+        #expect(schedule.keptRanges == [0..<60])
+        #expect(schedule.written == 60)
+        #expect(!schedule.isComplete)
+        // Piece 0 stays verified; no byte of it is fetched again.
+        #expect(schedule.verified == [true, false, false, false])
+    }
+
+    @Test func aPieceSeveralMirrorsWroteThatFailsIsFetchedAgainByOneTransferAlone() {
+        // A 100-byte file in pieces of 60: mirror 1 splits mirror 0's segment at 50, so piece 0 (0-60) has two
+        // authors.
+        var schedule = SegmentSchedule(
+            mirrors: 2,
+            options: Self.options(split: 30, endGame: false),
+            pieces: Self.pieces(60, of: 100)
+        )
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 100), for: first[0].id, at: 0)
+        // Mirror 1's own segment lies past the end (416): it takes the tail of mirror 0's.
+        let (_, split) = schedule.accept(
+            SegmentSchedule.Answer(status: 416, range: ContentRange("bytes */100"), rangeHeader: "bytes */100"),
+            for: first[1].id,
+            at: 1
+        )
+        let tail = try! #require(Self.started(split).first)
+        #expect(tail.mirror == 1 && tail.start == 50 && tail.end == 100)
+        _ = schedule.receive(60, for: first[0].id, at: 2)  // 0-50: the rest is past its segment's new end
+        _ = schedule.accept(Self.partial(50, 99, of: 100), for: tail.id, at: 2)
+        _ = schedule.receive(50, for: tail.id, at: 3)
+        #expect(schedule.completedPieces(overlapping: 0..<100) == [0, 1])
+        #expect(schedule.authors[0] == [0, 1] && schedule.authors[1] == [1])
+        let actions = schedule.pieceFailed(0, at: 3)
+        // Nobody is dropped: either could have sent the bad bytes. Piece 0 is fetched again by one transfer, and
+        // the other idle mirror finds nothing it may split or race.
+        #expect(schedule.mirrors.allSatisfy { $0.dropped == nil })
+        #expect(schedule.keptRanges == [60..<100])
+        let again = Self.started(actions)
+        #expect(again.count == 1 && again.first?.start == 0 && again.first?.end == 60)
+        #expect(schedule.segments.filter(\.exclusive).map { $0.start..<$0.end } == [0..<60])
+        // Written by one mirror alone, a second failure names it.
+        let refetch = try! #require(again.first)
+        _ = schedule.accept(Self.partial(0, 59, of: 100), for: refetch.id, at: 4)
+        _ = schedule.receive(60, for: refetch.id, at: 5)
+        #expect(schedule.completedPieces(overlapping: 0..<60) == [0])
+        _ = schedule.pieceFailed(0, at: 5)
+        #expect(schedule.mirrors[refetch.mirror].dropped == .pieceMismatch(piece: 0))
+    }
+
+    @Test func aFailedPieceWithUnknownOrSeveralAuthorsDropsNobodyAndIsNeverSplit() {
+        // A resumed download kept 0-100 of 200: who wrote it is unknown.
+        var schedule = SegmentSchedule(
+            mirrors: 2,
+            options: Self.options(segment: 100, split: 10),
+            pieces: Self.pieces(100, of: 200),
+            resuming: [0..<100],
+            of: 200,
+            validator: .entityTag("\"v1\"")
+        )
+        #expect(schedule.completedPieces(overlapping: 0..<200) == [0])
+        #expect(schedule.authors[0] == [SegmentSchedule.kept])
+        let actions = schedule.pieceFailed(0, at: 0)
+        #expect(schedule.mirrors.allSatisfy { $0.dropped == nil })
+        #expect(schedule.keptRanges.isEmpty)
+        // Both mirrors take work: one the bad piece, alone, the other the rest; neither splits the piece.
+        let started = Self.started(actions + schedule.begin(at: 0))
+        #expect(Set(started.map { $0.start..<$0.end }) == [0..<100, 100..<200])
+        let piece = try! #require(started.first { $0.start == 0 })
+        _ = schedule.accept(Self.partial(0, 99, of: 200, tag: "\"v1\""), for: piece.id, at: 0)
+        let other = try! #require(started.first { $0.start == 100 })
+        _ = schedule.accept(Self.partial(100, 199, of: 200, tag: "\"v1\""), for: other.id, at: 0)
+        let (_, _, after) = schedule.receive(100, for: other.id, at: 1)
+        // The idle mirror would split or race a busy segment; the bad piece's is exclusive: nothing to do.
+        #expect(Self.started(after).isEmpty)
+        _ = schedule.receive(100, for: piece.id, at: 2)
+        #expect(schedule.completedPieces(overlapping: 0..<200) == [0, 1])
+        #expect(schedule.authors[0] == [piece.mirror])
+    }
 }

@@ -20,12 +20,17 @@ extension SegmentedDownloadTests {
     func pause(
         _ mirrors: [URL],
         at threshold: Int64?,
-        options: SegmentedDownloadOptions = options()
+        options: SegmentedDownloadOptions = options(),
+        verifying integrity: DownloadIntegrity? = nil
     ) async -> (SegmentedDownloadResumeData?, finished: Bool) {
         let paused = Locked(false)
         let handle = Locked<SegmentedDownload?>(nil)
-        let download = session.resumableSegmentedDownload(from: mirrors, to: directory.destination, options: options) {
-            progress in
+        let download = session.resumableSegmentedDownload(
+            from: mirrors,
+            to: directory.destination,
+            verifying: integrity,
+            options: options
+        ) { progress in
             guard let threshold, progress.bytesWritten >= threshold else { return }
             let first = paused.withLock { was in
                 defer { was = true }

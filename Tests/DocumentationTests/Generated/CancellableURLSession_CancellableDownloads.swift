@@ -163,6 +163,20 @@ func snippet_CancellableDownloads_15() async throws {
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
 func snippet_CancellableDownloads_16() async throws {
     let session = URLSession.withProgressReporting()
+    let metalinkHashes = [String]()   // the <hash> elements of <pieces length="262144" type="sha-256">, in order
+    let expected = DownloadIntegrity(length: 734_003_200, pieces: PieceDigests(length: 262_144, sha256: metalinkHashes))
+    session.segmentedDownload(from: [primary, europe, asia], to: file, verifying: expected)
+        .done { result in
+            for mirror in result.mirrors {
+                if case .pieceMismatch(let piece)? = mirror.dropped { show("\(mirror.url) sent a bad piece \(piece)") }
+            }
+        }
+        .catch { show($0) }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
+func snippet_CancellableDownloads_17() async throws {
+    let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     download.promise.done { install(from: $0.url) }.catch { show($0) }
 
@@ -176,8 +190,8 @@ func snippet_CancellableDownloads_16() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
-func snippet_CancellableDownloads_17() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
+func snippet_CancellableDownloads_18() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     let stateFile = file.appendingPathExtension("download")
