@@ -627,9 +627,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Reports progress (if `reporting`: only on the delegate queue, where the callbacks come one at a time), and
     /// ends the download once it is complete or no mirror is left.
     private func settle(reporting: Bool = true) {
-        let (snapshot, ending) = state.withLock { state -> (SegmentedDownloadProgress, Ending?) in
-            let snapshot = Self.progress(of: state.schedule, requests: requests)
-            guard state.phase == .running else { return (snapshot, nil) }
+        let reports = reporting && progress != nil
+        let (snapshot, ending) = state.withLock { state -> (SegmentedDownloadProgress?, Ending?) in
+            let running = state.phase == .running
+            let ends = running && (state.schedule.isComplete || state.schedule.isStranded)
+            // Built only when someone reads it: this runs for every piece of every body.
+            let snapshot = reports || ends ? Self.progress(of: state.schedule, requests: requests) : nil
+            guard running else { return (snapshot, nil) }
             if state.schedule.isComplete {
                 state.phase = .finishing
                 try? state.handle?.close()
@@ -644,17 +648,17 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             }
             return (snapshot, nil)
         }
-        if reporting { progress?(snapshot) }
-        switch ending {
-        case .complete(let resolver?):
+        if reports, let snapshot { progress?(snapshot) }
+        switch (ending, snapshot) {
+        case (.complete(let resolver?), let snapshot?):
             stopWatching()
             // Requests still running fetch nothing the file needs (a range past its end, an end game's loser): they
             // stop now, and each hands its transfer back as it completes.
             cancelAll()
             finish(snapshot, resolver)
-        case .stranded:
+        case (.stranded, let snapshot?):
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
-        case .complete(nil), nil:
+        default:
             break
         }
     }

@@ -17,7 +17,7 @@ import FoundationNetworking
 /// Each test gets a fresh fixture (swift-testing makes one instance a test): a download directory, a session that
 /// delivers bytes as they arrive, and the servers it starts with ``serve(_:)``; all of them are stopped, invalidated
 /// and removed when the test ends.
-@Suite(.serialized) final class ResumableDownloadTests {
+@Suite(.serialized) final class ResumableDownloadTests: LoopbackSuite {
     typealias Mode = DownloadIntegrationTests.Mode
     static let size = 2 * 1_048_576
     /// Made afresh on each use (cheap): a `Data` held in a static is reported as a leak by LeakSanitizer, which
@@ -25,30 +25,6 @@ import FoundationNetworking
     static var body: Data { DownloadIntegrationTests.payload(size) }
     /// The most a paused connection may have sent that the client never wrote: what sat in socket buffers.
     static let overhead = 512 * 1_024
-
-    let directory: DownloadDirectory
-    /// The session the tests download with, unless one says otherwise.
-    let session = URLSession.withProgressReporting(configuration: .ephemeral)
-    /// The servers ``serve(_:)`` started.
-    private var servers: [LoopbackHTTPServer] = []
-
-    init() throws {
-        directory = try DownloadDirectory()
-    }
-
-    deinit {
-        for server in servers { server.stop() }
-        directory.remove()
-    }
-
-    /// Starts a loopback server answering with `route`, stopped when the test ends.
-    func serve(
-        _ route: @escaping @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response
-    ) throws -> LoopbackHTTPServer {
-        let server = try LoopbackHTTPServer(route: route)
-        servers.append(server)
-        return server
-    }
 
     var destination: URL { directory.destination }
 

@@ -14,7 +14,7 @@ import FoundationNetworking
 /// Segmented downloads from several mirrors of a real loopback server (each mirror a path, each with its own speed
 /// and faults). Every test checks the file on disk byte for byte — the payload never repeats, so a segment written at
 /// the wrong offset shows — and that the download's folder holds nothing else.
-@Suite(.serialized) final class SegmentedDownloadTests {
+@Suite(.serialized) final class SegmentedDownloadTests: LoopbackSuite {
     static let size = 1_048_576 + 12_345
     /// Every 4 bytes are their own offset: no two segments look alike. Made afresh on each use (cheap): a `Data`
     /// held in a static is reported as a leak by LeakSanitizer, which cannot see a pointer Swift stores with tag bits.
@@ -25,29 +25,14 @@ import FoundationNetworking
 
     typealias Route = @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response
 
-    let directory: DownloadDirectory
-    let session = URLSession.withProgressReporting(configuration: .ephemeral)
-    var servers: [LoopbackHTTPServer] = []
-
-    init() throws {
-        directory = try DownloadDirectory()
-    }
-
-    deinit {
-        for server in servers { server.stop() }
-        session.invalidateAndCancel()
-        directory.remove()
-    }
-
     /// A server whose path `/m<i>` is mirror `i`, answering with `mirrors[i]`.
     func serve(_ mirrors: [Route]) throws -> [URL] {
-        let server = try LoopbackHTTPServer { request in
+        let server = try serve { request in
             guard let index = Int(request.path.dropFirst(2)), request.path.hasPrefix("/m"),
                 mirrors.indices.contains(index)
             else { return .status(404, body: Data()) }
             return mirrors[index](request)
         }
-        servers.append(server)
         return mirrors.indices.map { server.url("/m\($0)") }
     }
 

@@ -1,5 +1,7 @@
 import Cancellable
+import CancellableURLSession
 import Foundation
+import LoopbackHTTPServer
 import PromiseCore
 
 /// The error `promise` rejected with, or `nil` if it fulfilled.
@@ -44,6 +46,36 @@ struct DownloadDirectory: Sendable {
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+
+/// What a suite of tests against the loopback server needs, made afresh for each test (swift-testing makes one
+/// instance a test): a download directory, a session that delivers bytes as they arrive, and the servers
+/// ``serve(_:)`` starts. All of them are stopped, invalidated and removed when the test ends.
+class LoopbackSuite {
+    let directory: DownloadDirectory
+    /// The session the tests download with, unless one says otherwise.
+    let session = URLSession.withProgressReporting(configuration: .ephemeral)
+    /// The servers ``serve(_:)`` started.
+    private(set) var servers: [LoopbackHTTPServer] = []
+
+    init() throws {
+        directory = try DownloadDirectory()
+    }
+
+    deinit {
+        for server in servers { server.stop() }
+        session.invalidateAndCancel()
+        directory.remove()
+    }
+
+    /// Starts a loopback server answering with `route`, stopped when the test ends.
+    func serve(
+        _ route: @escaping @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response
+    ) throws -> LoopbackHTTPServer {
+        let server = try LoopbackHTTPServer(route: route)
+        servers.append(server)
+        return server
+    }
+}
 
 /// A session with a delegate of its own, not the library's: on every platform its transfers use completion handlers,
 /// so a download's bytes arrive all at once, at the end (no live delivery).
