@@ -29,15 +29,18 @@ check "$checker" all debug
 check "$checker" all release
 check TESTS=1 "$checker" all debug
 
-# The checker leaves executables out; the package's own (stack-safety) is built by `swift build --build-tests` on
-# macOS and by Xcode's package scheme for every platform, so it is type-checked here too, against the modules the
-# TESTS=1 run emitted, with the checker's SDKs and resource directory.
+# The checker leaves executables out; the package's own (stack-safety, crash-recovery) are built by
+# `swift build --build-tests` on macOS and by Xcode's package scheme for every platform, so they are type-checked here
+# too, against the modules the TESTS=1 run emitted, with the checker's SDKs and resource directory.
 W=${W:-${TMPDIR:-/tmp}/apple-typecheck}
 while IFS=$'\t' read -r name path features; do
     for platform in "ios arm64-apple-ios13.0 $W/sdk/iPhoneOS16.5.sdk" "macos arm64-apple-macos10.15 $W/sdk/MacOSX14.2.sdk"; do
         read -r short target sdk <<< "$platform"
         echo "-- executable $name ($target, debug)"
+        # -I testing: an executable that imports a test-support module (crash-recovery's LoopbackHTTPServer, through
+        # PromiseTesting) finds swift-testing where the TESTS=1 run found it.
         args=(-typecheck -target "$target" -sdk "$sdk" -module-cache-path "$W/mc-$short" -I "$W/out/$short-debug-tests1"
+              -I "$W/testing/$short"
               -package-name main -DSWIFT_PACKAGE -DDEBUG -Onone -resource-dir "$W/resource" -swift-version 6
               -module-name "${name//-/_}")
         for feature in $features; do args+=(-enable-upcoming-feature "$feature"); done

@@ -57,9 +57,8 @@ extension SegmentedDownloadTests {
         let data = try #require(saved)
         #expect(data.integrity == integrity)
         // Another program changes a byte of the second piece on disk.
-        let file = try FileHandle(forUpdating: data.partialFile)
-        try file.seek(toOffset: UInt64(Self.pieceLength + 10))
-        try file.write(contentsOf: Data([0xAA]))
+        let file = try FileHandle(forWritingTo: data.partialFile)
+        try file.writeAll(Data([0xAA]), at: Self.pieceLength + 10)
         try file.close()
         let before = try #require(servers.first).connections.count
         let resumed = session.resumeSegmentedDownload(data, options: Self.options())
