@@ -332,9 +332,11 @@ import FoundationNetworking
         #endif
         let temporary = FileManager.default.temporaryDirectory
         func filesOfItsSize() throws -> Set<URL> {
+            // Names first, sizes one by one: other tests running beside this one create and remove folders here, and
+            // asking for the sizes with the listing fails if an entry goes in between (NSFileReadNoSuchFileError).
             Set(
-                try FileManager.default
-                    .contentsOfDirectory(at: temporary, includingPropertiesForKeys: [.fileSizeKey])
+                try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+                    .map { temporary.appendingPathComponent($0) }
                     .filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) == size }
             )
         }
