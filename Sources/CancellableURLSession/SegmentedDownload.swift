@@ -766,8 +766,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     ///
     /// The ranges are taken under the lock that every write holds, so each byte they name has been written; the
     /// file is flushed after that (`fsync(2)` applies to every write made before it), so each is on disk before the
-    /// resume data is returned. A segment's bytes are never written again once past its frontier, so what the
-    /// resume data names stays on disk however the download goes on.
+    /// resume data is returned. Bytes past a segment's frontier are written again only when a rollback
+    /// (``SegmentSchedule/drop(_:_:at:)``) or a failed piece (``SegmentSchedule/pieceFailed(_:at:)``) distrusts
+    /// them, and then with bytes of the same file: what the resume data names stays on disk.
     func checkpoint() -> SegmentedDownloadResumeData? {
         guard resumeData != nil else { return nil }
         let kept = state.withLock { state -> Kept? in

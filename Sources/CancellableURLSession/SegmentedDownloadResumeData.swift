@@ -60,10 +60,12 @@ public final class SegmentedDownload: Sendable {
     /// session.resumeSegmentedDownload(saved)
     /// ```
     ///
-    /// Every range it names has been written and flushed to disk (`fsync`) before it returns, and a segment's bytes
-    /// are never written again once written, so the ranges stay true while the download goes on: a resume from it
-    /// after a crash fetches only what it does not name. The flush costs a disk sync: call it every few megabytes
-    /// or seconds, not on every progress report.
+    /// Every range it names has been written and flushed to disk (`fsync`) before it returns. Written bytes are
+    /// written again only where they are not trusted — a dropped mirror's bytes no validator proves, a piece that
+    /// failed its digest — and then with the same file's bytes, so the ranges stay on disk while the download goes
+    /// on: a resume from it after a crash fetches only what it does not name (and, with
+    /// ``DownloadIntegrity/pieces``, checks again each piece it kept whole). The flush costs a disk sync: call it
+    /// every few megabytes or seconds, not on every progress report.
     ///
     /// Resuming from a checkpoint while this download still runs is refused
     /// (``DownloadResumeError/partialFileInUse(_:)``): one partial file cannot take two downloads.
