@@ -407,15 +407,32 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aRaceOfResumedDownloadsKeepsTheWinnerAndRemovesTheLosersBytes() async throws {
         let speeds = ["/fast": 8 * 1_048_576, "/slow": 1_048_576]
+        // Before the pauses, each file is sent up to a quarter and held there until its download pauses: paused one
+        // after the other, neither can finish first, however slowly the machine runs the test. (Both were once
+        // throttled, and the second finished before its pause on a loaded CI machine.)
         let paused = Shared(true)
         let server = try serve { request in
-            .resource(Self.resource(bytesPerSecond: paused.current ? 4 * 1_048_576 : speeds[request.path]))
+            guard !paused.current else {
+                var held = Self.resource(bytesPerSecond: nil)
+                held.interruption = .stall(after: Self.size / 4)
+                return .resource(held)
+            }
+            return .resource(Self.resource(bytesPerSecond: speeds[request.path]))
         }
         let other = directory.url.appendingPathComponent("other.bin")
-        let fastDownload = session.resumableDownload(from: server.url("/fast"), to: destination)
-        let slowDownload = session.resumableDownload(from: server.url("/slow"), to: other)
+        // Each is paused once it has written the quarter it was sent, so each resume asks for a range.
+        let quarter = (fast: Latch(), slow: Latch())
+        let fastDownload = session.resumableDownload(from: server.url("/fast"), to: destination) { progress in
+            if progress.bytesTransferred == Int64(Self.size / 4) { quarter.fast.open() }
+        }
+        let slowDownload = session.resumableDownload(from: server.url("/slow"), to: other) { progress in
+            if progress.bytesTransferred == Int64(Self.size / 4) { quarter.slow.open() }
+        }
+        #expect(await quarter.fast.opened())
         let savedFast = try await pause(fastDownload, on: server, path: "/fast", after: 0.25)
+        #expect(await quarter.slow.opened())
         let savedSlow = try await pause(slowDownload, on: server, path: "/slow", after: 0.25)
+        #expect([savedFast.bytesKept, savedSlow.bytesKept] == [Int64(Self.size / 4), Int64(Self.size / 4)])
         paused.withLock { $0 = false }
         let fast = session.resumeDownload(savedFast)
         let slow = session.resumeDownload(savedSlow)
