@@ -277,6 +277,11 @@ final class FileDownload: @unchecked Sendable {
                 return .rejected(error)
             }
         case .fail(let error, let kept?) where resumeData != nil:
+            // The kept bytes are on disk before anyone reads the resume data: an app that saves it may then lose
+            // power, not only crash. Bytes that cannot be flushed are not kept.
+            guard kept.count == 0 || partial.flush() else {
+                return carryOut(.fail(error, keeping: nil), response: response)
+            }
             // Through the checks resume data read back gets, so that the library never hands out data it would
             // refuse: only a download from a URL that is not HTTP(S) — which cannot continue a range — fails them,
             // and it keeps nothing.

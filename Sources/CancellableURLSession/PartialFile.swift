@@ -246,8 +246,8 @@ struct PartialFile: Sendable {
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
-    /// Flushes the partial file's bytes to disk (`fsync(2)`), through a descriptor of its own that does not follow
-    /// a symbolic link. `fsync` flushes every write made to the file before it, through any descriptor.
+    /// Flushes the partial file's bytes to disk (``synchronize(_:)``), through a descriptor of its own that does not
+    /// follow a symbolic link. A flush covers every write made to the file before it, through any descriptor.
     ///
     /// - Returns: whether the bytes are on disk (`false` if the file is gone or the flush failed).
     @discardableResult
@@ -255,6 +255,22 @@ struct PartialFile: Sendable {
         let descriptor = systemOpen(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
+        return Self.synchronize(descriptor)
+    }
+
+    /// Flushes the bytes written to `descriptor`'s file to permanent storage, so that resume data naming them stays
+    /// true across a power loss, not only a crash.
+    ///
+    /// On Apple platforms `fsync(2)` only hands the bytes to the drive, which may still hold them in its cache and
+    /// write them in another order; `fcntl(F_FULLFSYNC)` asks the drive to flush that cache too. Where the file
+    /// system does not support it (some network and FUSE volumes), it falls back to `fsync`. Elsewhere, `fsync`
+    /// flushes the drive's cache itself.
+    ///
+    /// - Returns: whether the flush succeeded.
+    static func synchronize(_ descriptor: Int32) -> Bool {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) != -1 { return true }
+        #endif
         return fsync(descriptor) == 0
     }
 

@@ -26,7 +26,8 @@ public import FoundationNetworking
 /// Pausing is a cancellation with `CancellationReason.paused`: ``promise`` rejects with
 /// `CancellablePromiseError.cancelled` before ``pause()`` returns, like any cancellation, and the transfer stops.
 /// What differs is the partial file: it stays, and ``resumeData`` resolves with a ``DownloadResumeData`` once the
-/// transfer has stopped writing. A cancellation with that reason that reaches the download through a chain
+/// transfer has stopped writing and the bytes kept are flushed to disk (`fsync`; `F_FULLFSYNC` on Apple platforms).
+/// A cancellation with that reason that reaches the download through a chain
 /// (`download.promise.map { … }.cancel(reason: .paused)`) pauses it too. Any other cancellation —
 /// ``cancel()``, a timeout, a lost race — cancels for good: the partial file is removed and ``resumeData``
 /// resolves with `nil`.

@@ -736,7 +736,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// Stops the download if it is running: no byte is written after it returns. If `keeping`, the file's bytes are
-    /// flushed to disk first, and what it holds is returned.
+    /// flushed to disk first, and what it holds is returned unless the flush failed.
     ///
     /// - Returns: `nil` if the download had already stopped or was ending; else the resolver, and what is kept.
     private func stop(keeping: Bool) -> (DecidingResolver<SegmentedDownloadResult>?, Kept?)? {
@@ -744,8 +744,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             guard state.phase == .running else { return nil }
             state.phase = .stopped
             var kept: Kept?
-            if keeping {
-                try? state.handle?.synchronize()
+            // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
+            if keeping, state.handle.map({ PartialFile.synchronize($0.fileDescriptor) }) ?? true {
                 kept = Kept(
                     ranges: state.schedule.keptRanges,
                     total: state.schedule.total,
@@ -765,7 +765,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// partial file could be flushed.
     ///
     /// The ranges are taken under the lock that every write holds, so each byte they name has been written; the
-    /// file is flushed after that (`fsync(2)` applies to every write made before it), so each is on disk before the
+    /// file is flushed after that (a flush applies to every write made before it), so each is on disk before the
     /// resume data is returned. Bytes past a segment's frontier are written again only when a rollback
     /// (``SegmentSchedule/drop(_:_:at:)``) or a failed piece (``SegmentSchedule/pieceFailed(_:at:)``) distrusts
     /// them, and then with bytes of the same file: what the resume data names stays on disk.

@@ -18,10 +18,11 @@ public import PromiseCore
 /// }
 /// ```
 ///
-/// Pausing is a cancellation with `CancellationReason.paused`, as for a ``ResumableDownload``: ``promise`` rejects
-/// with `CancellablePromiseError.cancelled` at once, every request stops, and ``resumeData`` resolves with a
+/// Pausing is a cancellation with `CancellationReason.paused`, as for a ``ResumableDownload``: ``promise`` rejects with
+/// `CancellablePromiseError.cancelled` at once, every request stops, and ``resumeData`` resolves with a
 /// ``SegmentedDownloadResumeData`` once nothing writes to the file any more and its bytes have been flushed to disk
-/// (`fsync`). Any other cancellation removes the partial file and resolves ``resumeData`` with `nil`.
+/// (`fsync`; on Apple platforms `F_FULLFSYNC`, which flushes the drive's cache too). Any other cancellation removes the
+/// partial file and resolves ``resumeData`` with `nil`.
 ///
 /// A download that fails because every mirror was dropped
 /// (``SegmentedDownloadError/everyMirrorDropped(_:)``) keeps its bytes too, for a resume from mirrors that work. One
@@ -60,12 +61,12 @@ public final class SegmentedDownload: Sendable {
     /// session.resumeSegmentedDownload(saved)
     /// ```
     ///
-    /// Every range it names has been written and flushed to disk (`fsync`) before it returns. Written bytes are
-    /// written again only where they are not trusted — a dropped mirror's bytes no validator proves, a piece that
-    /// failed its digest — and then with the same file's bytes, so the ranges stay on disk while the download goes
-    /// on: a resume from it after a crash fetches only what it does not name (and, with
-    /// ``DownloadIntegrity/pieces``, checks again each piece it kept whole). The flush costs a disk sync: call it
-    /// every few megabytes or seconds, not on every progress report.
+    /// Every range it names has been written and flushed to disk (`fsync`; `F_FULLFSYNC` on Apple platforms) before it
+    /// returns. Written bytes are written again only where they are not trusted — a dropped mirror's bytes no validator
+    /// proves, a piece that failed its digest — and then with the same file's bytes, so the ranges stay on disk while
+    /// the download goes on: a resume from it after a crash fetches only what it does not name (and, with
+    /// ``DownloadIntegrity/pieces``, checks again each piece it kept whole). The flush costs a disk sync: call it every
+    /// few megabytes or seconds, not on every progress report.
     ///
     /// Resuming from a checkpoint while this download still runs is refused
     /// (``DownloadResumeError/partialFileInUse(_:)``): one partial file cannot take two downloads.

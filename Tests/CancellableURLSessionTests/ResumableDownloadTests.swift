@@ -190,6 +190,23 @@ import FoundationNetworking
         #expect(server.waitUntil { $0[1].clientClosedAt != nil })
     }
 
+    /// Resume data names only bytes flushed to disk. A partial file removed under the running download cannot be
+    /// flushed: the pause keeps nothing rather than hand out resume data for bytes that are not there.
+    @Test(timeLimit(minutes: 1))
+    func aPauseKeepsNothingItCannotFlushToDisk() async throws {
+        let server = try serve { _ in .resource(Self.resource()) }
+        let written = Latch()
+        let download = session.resumableDownload(from: server.url("/file"), to: destination) { progress in
+            if progress.bytesTransferred > 100_000 { written.open() }
+        }
+        #expect(await written.opened())
+        let partial = try #require(try contents().first)
+        #expect(unlink(directory.url.appendingPathComponent(partial).path) == 0)
+        #expect(await download.pause().async() == nil, "no resume data for bytes that are not on disk")
+        #expect(await failure(of: download.promise)?.cancellationReason == .paused)
+        #expect(try contents().isEmpty)
+    }
+
     // MARK: Servers that cannot continue
 
     @Test(timeLimit(minutes: 1))
