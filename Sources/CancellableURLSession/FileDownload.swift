@@ -34,8 +34,9 @@ final class FileDownload: @unchecked Sendable {
     private let isResumed: Bool
     /// The URL this download asks, before redirects.
     private let requestURL: URL
-    /// Whether this download holds its partial file (``PartialFile/claim(_:)``): a resumed one does, until it ends.
-    private var isClaimed: Bool
+    /// Whether this download holds its partial file (``PartialFile/claim(_:)``): from when it is made — a new file is
+    /// claimed as it is created, a resumed one before it is opened — until it ends.
+    private var isClaimed = true
     /// Where a test stops the download to force an interleaving; read once, when the download is made.
     let hooks = DownloadHooks.current
 
@@ -136,8 +137,12 @@ final class FileDownload: @unchecked Sendable {
         self.state = state
         self.integrity = integrity
         isResumed = resumed
-        isClaimed = resumed
         self.resumeData = resumeData
+    }
+
+    deinit {
+        // A download dropped without an ending (its transfer never started) lets go of its file too.
+        if isClaimed { PartialFile.release(partial.url) }
     }
 
     /// `request` as this download sends it: a resumed download replaces `Range` and `If-Range` with what continues

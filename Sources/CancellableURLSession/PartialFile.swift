@@ -71,7 +71,9 @@ struct PartialFile: Sendable {
             && !components.contains("..") && !url.path.utf8.contains(0)
     }
 
-    /// Creates a new partial file for `destination`, and opens it for writing.
+    /// Creates a new partial file for `destination`, claimed (``claim(_:)``) before it exists so that
+    /// ``removeAbandoned(for:except:)`` never takes it from the download, and opens it for writing. The caller
+    /// releases the claim (``release(_:)``) once the download no longer writes, moves or removes the file.
     ///
     /// - Throws: before any request is sent, a `CocoaError`: `.fileWriteInvalidFileName` if the destination is not a
     ///   plain file path (``isPlainFilePath(_:)``), `.fileWriteFileExists` if it is a directory, `.fileNoSuchFile` if
@@ -82,9 +84,15 @@ struct PartialFile: Sendable {
         }
         let destination = destination.standardizedFileURL
         let file = PartialFile(url: newURL(for: destination), destination: destination)
-        try file.refuseDirectoryDestination()
-        let (handle, _) = try file.open(creating: true)
-        return (file, handle)
+        _ = claim(file.url)  // a new UUID: nobody else holds it
+        do {
+            try file.refuseDirectoryDestination()
+            let (handle, _) = try file.open(creating: true)
+            return (file, handle)
+        } catch {
+            release(file.url)
+            throw error
+        }
     }
 
     /// Opens the partial file of a paused download to continue it: keeps its first `bytes` bytes and opens it for
@@ -141,11 +149,11 @@ struct PartialFile: Sendable {
         return (file, handle, kept)
     }
 
-    /// The paths of the partial files that resumed downloads are writing: two downloads resumed from the same resume
-    /// data would write one file at once.
+    /// The paths of the partial files that downloads in this process are writing: two downloads resumed from the same
+    /// resume data would write one file at once, and ``removeAbandoned(for:except:)`` must not remove them.
     private static let inUse = Locked<Set<String>>([])
 
-    /// Records that a resumed download writes `file`; `false` if another one already does.
+    /// Records that a download writes `file`; `false` if another one already does.
     static func claim(_ file: URL) -> Bool {
         inUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
     }
@@ -153,6 +161,34 @@ struct PartialFile: Sendable {
     /// Records that the download that claimed `file` no longer writes, moves or removes it.
     static func release(_ file: URL) {
         _ = inUse.withLock { $0.remove(file.standardizedFileURL.path) }
+    }
+
+    /// Removes the partial files named for `destination` (``isOwned(_:by:)``) that no download in this process holds,
+    /// except those in `kept` (compared as standardized paths). Each is claimed while it is removed, so a resume
+    /// started meanwhile is refused (``DownloadResumeError/partialFileInUse(_:)``) rather than write into a file that
+    /// is then unlinked.
+    ///
+    /// - Returns: the files removed, in name order.
+    /// - Throws: `CocoaError(.fileWriteInvalidFileName)` if `destination` is not a plain file path
+    ///   (``isPlainFilePath(_:)``); the file system's error if its folder exists and cannot be listed.
+    static func removeAbandoned(for destination: URL, except kept: [URL]) throws -> [URL] {
+        guard isPlainFilePath(destination) else {
+            throw CocoaError(.fileWriteInvalidFileName, userInfo: [NSFilePathErrorKey: destination.path])
+        }
+        let destination = destination.standardizedFileURL
+        let folder = destination.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else { return [] }
+        let keep = Set(kept.map { $0.standardizedFileURL.path })
+        var removed: [URL] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
+            let url = folder.appendingPathComponent(name, isDirectory: false)
+            guard isOwned(url, by: destination), !keep.contains(url.path), claim(url) else { continue }
+            if unlink(url.path) == 0 { removed.append(url) }
+            release(url)
+        }
+        return removed
     }
 
     private func refuseDirectoryDestination() throws {

@@ -307,6 +307,41 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         PartialFile(url: partialFile, destination: destination).remove()
     }
 
+    /// Removes the partial files that downloads to `destination` left behind with no resume data to resume or discard
+    /// them by: an app killed or crashed mid-download, or resume data that was never saved.
+    ///
+    /// ```swift
+    /// // At launch: keep the partial file of the download you saved, remove every other one.
+    /// let saved = try? JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// try DownloadResumeData.discardPartialFiles(for: file, except: saved.map { [$0.partialFile] } ?? [])
+    /// ```
+    ///
+    /// A download writes a hidden partial file next to its destination until it succeeds, and removes it when it
+    /// fails or is cancelled for good; one that pauses leaves it for its resume data. A process that ends while a
+    /// download runs leaves it with nothing that names it — before it took a
+    /// ``SegmentedDownload/checkpoint()``, say, or before any pause — and it stays, as large as what was downloaded,
+    /// until this removes it.
+    ///
+    /// It removes only files in the destination's folder named as the library names the partial files of
+    /// `destination` (`.<name>.<UUID>.partial`), whatever kind of download made them (single-URL, resumable or
+    /// segmented); never a directory, and a symbolic link rather than what it points to. It skips the files in `kept`
+    /// (compared as standardized paths: pass the `partialFile` of the resume data you will resume, of either kind)
+    /// and the file of every download running in this process; a resume of a file started while it is removed is
+    /// refused with ``DownloadResumeError/partialFileInUse(_:)``. Downloads in other processes are not known: do not
+    /// call it while another process, such as an app extension sharing the folder, downloads to `destination`.
+    ///
+    /// - Parameters:
+    ///   - destination: the file the downloads were to write.
+    ///   - kept: partial files to keep.
+    /// - Returns: the files removed, in name order.
+    /// - Throws: `CocoaError(.fileWriteInvalidFileName)` if `destination` is not an absolute file path naming a file,
+    ///   without `..`; the file system's error if the folder exists and cannot be listed. A folder that does not
+    ///   exist holds nothing to remove.
+    @discardableResult
+    public static func discardPartialFiles(for destination: URL, except kept: [URL] = []) throws -> [URL] {
+        try PartialFile.removeAbandoned(for: destination, except: kept)
+    }
+
     /// What a resume does with bytes that no strong validator identifies (the server sent neither a strong `ETag`
     /// nor a `Last-Modified` that is strong).
     ///

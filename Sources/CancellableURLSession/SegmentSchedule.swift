@@ -112,6 +112,12 @@ struct SegmentSchedule: Sendable {
         verified = Array(repeating: false, count: pieces?.sha256.count ?? 0)
     }
 
+    /// A schedule for a download that starts with no byte written, checked against `integrity` (its length and
+    /// pieces) if it has one.
+    static func fresh(mirrors: Int, options: SegmentedDownloadOptions, integrity: DownloadIntegrity?) -> Self {
+        Self(mirrors: mirrors, options: options, expectedLength: integrity?.length, pieces: integrity?.pieces)
+    }
+
     /// A schedule that continues a paused download of a file of `total` bytes, identified by `validator`, whose
     /// `kept` ranges (sorted, disjoint, inside the file) are written already: the gaps between them are free
     /// segments (cut to ``segmentSize`` as mirrors take them), the bytes after the last one are cut as usual, and

@@ -73,13 +73,8 @@ extension URLSession {
     ) -> CancellablePromise<SegmentedDownloadResult> {
         segmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress) {
             let (partial, handle) = try PartialFile.create(for: destination)
-            let schedule = SegmentSchedule(
-                mirrors: mirrors.count,
-                options: options,
-                expectedLength: integrity?.length,
-                pieces: integrity?.pieces
-            )
-            return (partial, handle, schedule, claimed: false)
+            let schedule = SegmentSchedule.fresh(mirrors: mirrors.count, options: options, integrity: integrity)
+            return (partial, handle, schedule)  // `create` claimed the file
         }
     }
 
@@ -135,13 +130,8 @@ extension URLSession {
         resumableSegmented(mirrors, integrity: integrity, options: options, file: file, line: line, progress: progress)
         {
             let (partial, handle) = try PartialFile.create(for: destination)
-            let schedule = SegmentSchedule(
-                mirrors: mirrors.count,
-                options: options,
-                expectedLength: integrity?.length,
-                pieces: integrity?.pieces
-            )
-            return (partial, handle, schedule, claimed: PartialFile.claim(partial.url))
+            let schedule = SegmentSchedule.fresh(mirrors: mirrors.count, options: options, integrity: integrity)
+            return (partial, handle, schedule)  // `create` claimed the file
         }
     }
 
@@ -241,13 +231,8 @@ extension URLSession {
                     keeping: trusted && matches ? data.keptRanges : []
                 )
                 guard let total = data.totalBytes, !kept.isEmpty else {
-                    let schedule = SegmentSchedule(
-                        mirrors: mirrors.count,
-                        options: options,
-                        expectedLength: integrity?.length,
-                        pieces: integrity?.pieces
-                    )
-                    return (partial, handle, schedule, claimed: true)
+                    let schedule = SegmentSchedule.fresh(mirrors: mirrors.count, options: options, integrity: integrity)
+                    return (partial, handle, schedule)
                 }
                 let schedule = SegmentSchedule(
                     mirrors: mirrors.count,
@@ -258,7 +243,7 @@ extension URLSession {
                     of: total,
                     validator: data.validator
                 )
-                return (partial, handle, schedule, claimed: true)
+                return (partial, handle, schedule)
             } catch {
                 PartialFile.release(data.partialFile)
                 throw error
@@ -266,9 +251,9 @@ extension URLSession {
         }
     }
 
-    /// What a segmented download starts with: its partial file, open, the schedule, and whether it claimed the
-    /// file (``PartialFile/claim(_:)``).
-    typealias SegmentedStart = (PartialFile, FileHandle, SegmentSchedule, claimed: Bool)
+    /// What a segmented download starts with: its partial file, claimed (``PartialFile/claim(_:)``) and open, and the
+    /// schedule.
+    typealias SegmentedStart = (PartialFile, FileHandle, SegmentSchedule)
 
     /// A resumable segmented download of `mirrors` into what `prepare` opens.
     private func resumableSegmented(
@@ -329,14 +314,14 @@ extension URLSession {
             }
             guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
             try integrity?.validate()
-            let (partial, handle, schedule, claimed) = try prepare()
+            let (partial, handle, schedule) = try prepare()
             let reader: FileHandle?
             do {
                 reader = try integrity?.pieces.map { _ in try partial.openForReading() }
             } catch {
                 try? handle.close()
                 partial.remove()
-                if claimed { PartialFile.release(partial.url) }
+                PartialFile.release(partial.url)
                 throw error
             }
             engine = SegmentedDownloadEngine(
@@ -347,7 +332,6 @@ extension URLSession {
                 handle: handle,
                 reader: reader,
                 schedule: schedule,
-                claimed: claimed,
                 integrity: integrity,
                 options: options,
                 progress: progress,
@@ -408,8 +392,6 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
     /// Receives a resumable download's resume data, or `nil`, once it ends; `nil` for a download that cannot pause.
     private let resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
-    /// Whether this download holds its partial file (``PartialFile/claim(_:)``) until it ends: a resumed one does.
-    private let claimed: Bool
     /// What the stall watch waits on: `PromiseClocks.current` when the download was made.
     private let clock: any PromiseClock
     /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
@@ -423,14 +405,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         handle: FileHandle,
         reader: FileHandle?,
         schedule: SegmentSchedule,
-        claimed: Bool,
         integrity: DownloadIntegrity?,
         options: SegmentedDownloadOptions,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
         state = Locked(State(schedule: schedule, handle: handle, reader: reader))
-        self.claimed = claimed
         self.resumeData = resumeData
         self.session = session
         self.router = router
@@ -815,7 +795,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// The last thing the download does with its partial file, on every ending: gives up its hold on the file, then
     /// hands `data` to whoever waits for the resume data.
     private func publish(_ data: SegmentedDownloadResumeData?) {
-        if claimed { PartialFile.release(partial.url) }
+        PartialFile.release(partial.url)  // held since the download was made
         resumeData?(data)
         state.withLock { state in
             defer { state.ended = nil }

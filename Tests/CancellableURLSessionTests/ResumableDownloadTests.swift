@@ -207,6 +207,76 @@ import FoundationNetworking
         #expect(try contents().isEmpty)
     }
 
+    // MARK: Partial files nothing names
+
+    /// What a process killed mid-download leaves: partial files no resume data names. `discardPartialFiles` removes
+    /// those of the destination, and nothing else — not the ones asked to be kept, not those of downloads running in
+    /// this process, not another destination's, not a name the library would not give, not a directory, and not what
+    /// a symbolic link points to.
+    @Test(timeLimit(minutes: 1))
+    func discardingPartialFilesRemovesOnlyTheAbandonedOnesOfTheDestination() async throws {
+        func partial(of destination: URL = destination, id: String = UUID().uuidString) -> URL {
+            PartialFile.url(for: destination, id: id)
+        }
+        func write(_ url: URL) throws { try Data(repeating: 7, count: 1_000).write(to: url) }
+        let abandoned = [partial(), partial()]
+        let kept = partial()
+        let strangers = [
+            partial(of: directory.url.appendingPathComponent("other.bin")),
+            partial(id: "not-a-uuid"),
+            partial(id: UUID().uuidString.lowercased()),
+            directory.url.appendingPathComponent(".file.bin.partial"),
+            destination,
+        ]
+        for url in abandoned + strangers + [kept] { try write(url) }
+        let folder = partial()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let outside = try DownloadDirectory()
+        defer { outside.remove() }
+        let target = outside.url.appendingPathComponent("target.bin")
+        try write(target)
+        let link = partial()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+
+        // Two downloads to the same destination run meanwhile, each holding a partial file of it.
+        let server = try serve { _ in .resource(Self.resource()) }
+        let started = (plain: Latch(), resumable: Latch())
+        let plain = session.cancellableDownload(from: server.url("/file"), to: destination) { _ in
+            started.plain.open()
+        }
+        let resumable = session.resumableDownload(from: server.url("/file"), to: destination) { _ in
+            started.resumable.open()
+        }
+        #expect(await started.plain.opened())
+        #expect(await started.resumable.opened())
+        let before = Set(try contents())
+
+        let removed = try DownloadResumeData.discardPartialFiles(for: destination, except: [kept])
+
+        let expected = (abandoned + [link]).map(\.standardizedFileURL).sorted { $0.path < $1.path }
+        #expect(removed.map(\.standardizedFileURL) == expected)
+        let after = Set(try contents())
+        #expect(before.subtracting(after) == Set(expected.map(\.lastPathComponent)), "nothing else was removed")
+        #expect(FileManager.default.fileExists(atPath: target.path), "a link is removed, not what it points to")
+        #expect(try fileContents(target).count == 1_000)
+        _ = try await plain.async()
+        _ = try await resumable.promise.async()
+        #expect(try fileContents(destination) == Self.body, "the running downloads finished their files")
+        #expect(try DownloadResumeData.discardPartialFiles(for: destination, except: [kept]).isEmpty)
+    }
+
+    @Test(timeLimit(minutes: 1))
+    func discardingPartialFilesRefusesAPathItCannotTrustAndFindsNothingInAMissingFolder() throws {
+        #expect(throws: CocoaError.self) {
+            try DownloadResumeData.discardPartialFiles(for: URL(fileURLWithPath: "/tmp/../etc/passwd"))
+        }
+        #expect(throws: CocoaError.self) {
+            try DownloadResumeData.discardPartialFiles(for: URL(string: "https://example.com/file.bin")!)
+        }
+        let missing = directory.url.appendingPathComponent("missing/file.bin")
+        #expect(try DownloadResumeData.discardPartialFiles(for: missing).isEmpty)
+    }
+
     // MARK: Servers that cannot continue
 
     @Test(timeLimit(minutes: 1))

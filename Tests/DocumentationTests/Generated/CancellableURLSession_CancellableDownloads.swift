@@ -42,12 +42,19 @@ func snippet_CancellableDownloads_4() async throws {
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 5
+func snippet_CancellableDownloads_5() async throws {
+    let stateFile = file.appendingPathExtension("download")     // where the app saved the resume data
+    let saved = try? JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: stateFile))
+    try DownloadResumeData.discardPartialFiles(for: file, except: saved.map { [$0.partialFile] } ?? [])
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
 func resumeSaved(from file: URL, to destination: URL) throws -> ResumableDownload {
     let saved = try JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: file))
     return URLSession.shared.resumeDownload(saved, to: destination)   // writes there, whatever the data names
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 6
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
 func resumeWithoutValidator(_ saved: DownloadResumeData, publishedDigest: String) -> ResumableDownload {
     URLSession.shared.resumeDownload(
         saved,
@@ -56,7 +63,7 @@ func resumeWithoutValidator(_ saved: DownloadResumeData, publishedDigest: String
     )
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 7
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
 func continueElsewhere(
     _ resumeData: DownloadResumeData,
     mirror: URL
@@ -64,7 +71,7 @@ func continueElsewhere(
     URLSession.shared.resumeDownload(resumeData, from: URLRequest(url: mirror)).promise
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 8
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
 func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellablePromise<(url: URL, response: URLResponse)> {
     guard let mirror = mirrors.first else { return CancellablePromise(error: URLError(.cannotConnectToHost)) }
     let attempt = URLSession.shared.resumeDownload(saved, from: URLRequest(url: mirror))
@@ -76,8 +83,8 @@ func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellableProm
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 9
-func snippet_CancellableDownloads_9() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
+func snippet_CancellableDownloads_10() async throws {
     let expected = DownloadIntegrity(
         length: 1_000_000,
         sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
@@ -89,8 +96,8 @@ func snippet_CancellableDownloads_9() async throws {
         }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
-func snippet_CancellableDownloads_10() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -98,8 +105,8 @@ func snippet_CancellableDownloads_10() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
-func snippet_CancellableDownloads_11() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
+func snippet_CancellableDownloads_12() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -110,8 +117,8 @@ func snippet_CancellableDownloads_11() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
-func snippet_CancellableDownloads_12() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
+func snippet_CancellableDownloads_13() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -120,8 +127,8 @@ func snippet_CancellableDownloads_12() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
-func snippet_CancellableDownloads_13() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 14
+func snippet_CancellableDownloads_14() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -130,8 +137,8 @@ func snippet_CancellableDownloads_13() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 14
-func snippet_CancellableDownloads_14() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 15
+func snippet_CancellableDownloads_15() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
@@ -142,8 +149,8 @@ func snippet_CancellableDownloads_14() async throws {
     task.cancel()                                // cancels the transfer
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 15
-func snippet_CancellableDownloads_15() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
+func snippet_CancellableDownloads_16() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.segmentedDownload(
         from: [primary, europe, asia],
@@ -160,8 +167,8 @@ func snippet_CancellableDownloads_15() async throws {
     stopButton.onTap { download.cancel() }                        // every request stops; no partial file is left
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
-func snippet_CancellableDownloads_16() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
+func snippet_CancellableDownloads_17() async throws {
     let session = URLSession.withProgressReporting()
     let metalinkHashes = [String]()   // the <hash> elements of <pieces length="262144" type="sha-256">, in order
     let expected = DownloadIntegrity(length: 734_003_200, pieces: PieceDigests(length: 262_144, sha256: metalinkHashes))
@@ -174,8 +181,8 @@ func snippet_CancellableDownloads_16() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
-func snippet_CancellableDownloads_17() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
+func snippet_CancellableDownloads_18() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     download.promise.done { install(from: $0.url) }.catch { show($0) }
@@ -190,8 +197,8 @@ func snippet_CancellableDownloads_17() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
-func snippet_CancellableDownloads_18() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 19
+func snippet_CancellableDownloads_19() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     let stateFile = file.appendingPathExtension("download")
