@@ -1,7 +1,8 @@
 // A segmented download killed with SIGKILL part-way through — between two writes, or at a moment chosen by a timer
 // wherever it lands — and resumed from the last checkpoint it saved: the checkpoint names only bytes that are on
-// disk, and the resume finishes the file byte for byte without asking for any byte it names. Each kill is a child
-// process of this program; the parent serves the mirrors, checks what the child left, and resumes it.
+// disk, and the resume finishes the file byte for byte without asking for any byte it names. Killed before its
+// first checkpoint, it leaves a partial file that `DownloadResumeData.discardPartialFiles` removes. Each kill is a
+// child process of this program; the parent serves the mirrors, checks what the child left, and resumes it.
 //
 //     swift run crash-recovery                                   # every kill point
 //     crash-recovery --child DIR CHECKPOINT BYTES|@MS MIRROR...  # one child (internal)
@@ -139,12 +140,23 @@ func run(killAt: String, server: LoopbackHTTPServer, mirrors: [URL], session: UR
         return "the child was not killed: \(output.trimmingCharacters(in: .whitespacesAndNewlines))"
     }
     guard let json = try? Data(contentsOf: checkpointFile) else {
-        // Killed before its first checkpoint: nothing to resume from; the partial file is all it left.
+        // Killed before its first checkpoint: nothing to resume from; the partial file is all it left, and nothing
+        // names it but the cleanup an app runs at launch.
         let left = contents(of: directory)
-        return left.count == 1 && left[0].hasSuffix(".partial") ? nil : "left \(left) and no checkpoint"
+        guard left.count == 1, left[0].hasSuffix(".partial") else { return "left \(left) and no checkpoint" }
+        let removed = try DownloadResumeData.discardPartialFiles(for: directory.appendingPathComponent("file.bin"))
+        let after = contents(of: directory)
+        return removed.map(\.lastPathComponent) == left && after.isEmpty
+            ? nil : "the cleanup removed \(removed) and left \(after)"
     }
     // Read back as any app would: untrusted until decoded.
     let checkpoint = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: json)
+    // The cleanup an app runs at launch, keeping what its checkpoint names: the crash left nothing else.
+    let removed = try DownloadResumeData.discardPartialFiles(
+        for: checkpoint.destination,
+        except: [checkpoint.partialFile]
+    )
+    guard removed.isEmpty else { return "the cleanup removed \(removed), which the checkpoint names" }
     let partial = try Data(contentsOf: checkpoint.partialFile)
     let expected = Fixture.body
     for range in checkpoint.keptRanges {
@@ -185,8 +197,9 @@ let slow = Fixture.mirror(bytesPerSecond: 512 * 1_024)
 let server = try LoopbackHTTPServer { request in .resource(request.path == "/slow" ? slow : fast) }
 let mirrors = [server.url("/fast"), server.url("/slow")]
 let session = URLSession.withProgressReporting(configuration: .ephemeral)
-// Between two writes, at every fifth of the file; and at moments a timer picks, wherever they land.
-let killPoints = [1, 2, 3, 4].map { String(Fixture.size * $0 / 5) } + ["@150", "@350", "@550"]
+// At the first write, before any checkpoint (the partial file is left for the launch cleanup); between two writes,
+// at every fifth of the file; and at moments a timer picks, wherever they land.
+let killPoints = ["1"] + [1, 2, 3, 4].map { String(Fixture.size * $0 / 5) } + ["@150", "@350", "@550"]
 var passed = 0
 var failed = 0
 for killAt in killPoints {
