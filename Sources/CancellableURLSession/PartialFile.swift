@@ -149,22 +149,43 @@ struct PartialFile: Sendable {
         return (file, handle, kept)
     }
 
-    /// The paths of the partial files that downloads in this process are writing: two downloads resumed from the same
-    /// resume data would write one file at once, and ``removeAbandoned(for:except:)`` must not remove them.
-    private static let inUse = Locked<Set<String>>([])
+    /// The partial files that downloads in this process are writing: two downloads resumed from the same resume data
+    /// would write one file at once, and ``removeAbandoned(for:except:)`` must not remove them. Each is recorded
+    /// under its ``identity(of:)``, and by the path it was claimed as, to release it by.
+    private static let inUse = Locked<(identities: Set<String>, byPath: [String: String])>(([], [:]))
 
-    /// Records that a download writes `file`; `false` if another one already does.
+    /// Records that a download writes `file`; `false` if another one already does, under whatever spelling of its
+    /// folder.
     static func claim(_ file: URL) -> Bool {
-        inUse.withLock { $0.insert(file.standardizedFileURL.path).inserted }
+        let path = file.standardizedFileURL.path
+        let identity = identity(of: file)
+        return inUse.withLock { inUse in
+            guard inUse.byPath[path] == nil, inUse.identities.insert(identity).inserted else { return false }
+            inUse.byPath[path] = identity
+            return true
+        }
     }
 
     /// Records that the download that claimed `file` no longer writes, moves or removes it.
     static func release(_ file: URL) {
-        _ = inUse.withLock { $0.remove(file.standardizedFileURL.path) }
+        let path = file.standardizedFileURL.path
+        inUse.withLock { inUse in
+            if let identity = inUse.byPath.removeValue(forKey: path) { inUse.identities.remove(identity) }
+        }
+    }
+
+    /// `file`'s name in its folder's canonical path (`realpath(3)`: every symbolic link resolved), so that two
+    /// spellings of one folder — `/var` and `/private/var` on Apple platforms, a link to it, a relocated resume
+    /// data's — name one file; its standardized path if the folder cannot be resolved.
+    static func identity(of file: URL) -> String {
+        let file = file.standardizedFileURL
+        guard let folder = realpath(file.deletingLastPathComponent().path, nil) else { return file.path }
+        defer { free(folder) }
+        return String(cString: folder) + "/" + file.lastPathComponent
     }
 
     /// Removes the partial files named for `destination` (``isOwned(_:by:)``) that no download in this process holds,
-    /// except those in `kept` (compared as standardized paths). Each is claimed while it is removed, so a resume
+    /// except those in `kept` (compared by ``identity(of:)``). Each is claimed while it is removed, so a resume
     /// started meanwhile is refused (``DownloadResumeError/partialFileInUse(_:)``) rather than write into a file that
     /// is then unlinked.
     ///
@@ -180,11 +201,11 @@ struct PartialFile: Sendable {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue
         else { return [] }
-        let keep = Set(kept.map { $0.standardizedFileURL.path })
+        let keep = Set(kept.map(identity(of:)))
         var removed: [URL] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
             let url = folder.appendingPathComponent(name, isDirectory: false)
-            guard isOwned(url, by: destination), !keep.contains(url.path), claim(url) else { continue }
+            guard isOwned(url, by: destination), !keep.contains(identity(of: url)), claim(url) else { continue }
             if unlink(url.path) == 0 { removed.append(url) }
             release(url)
         }

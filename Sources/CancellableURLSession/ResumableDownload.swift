@@ -322,13 +322,14 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// ``SegmentedDownload/checkpoint()``, say, or before any pause — and it stays, as large as what was downloaded,
     /// until this removes it.
     ///
-    /// It removes only files in the destination's folder named as the library names the partial files of
-    /// `destination` (`.<name>.<UUID>.partial`), whatever kind of download made them (single-URL, resumable or
-    /// segmented); never a directory, and a symbolic link rather than what it points to. It skips the files in `kept`
-    /// (compared as standardized paths: pass the `partialFile` of the resume data you will resume, of either kind)
-    /// and the file of every download running in this process; a resume of a file started while it is removed is
-    /// refused with ``DownloadResumeError/partialFileInUse(_:)``. Downloads in other processes are not known: do not
-    /// call it while another process, such as an app extension sharing the folder, downloads to `destination`.
+    /// It removes only files in the destination's folder named as the library names the partial files of `destination`
+    /// (`.<name>.<UUID>.partial`), whatever kind of download made them (single-URL, resumable or segmented); never a
+    /// directory, and a symbolic link rather than what it points to. It skips the files in `kept` (pass the
+    /// `partialFile` of the resume data you will resume, of either kind) and the file of every download running in this
+    /// process, whichever spelling of the folder (`/var` or `/private/var`, a symbolic link to it) either used; a
+    /// resume of a file started while it is removed is refused with ``DownloadResumeError/partialFileInUse(_:)``.
+    /// Downloads in other processes are not known: do not call it while another process, such as an app extension
+    /// sharing the folder, downloads to `destination`.
     ///
     /// - Parameters:
     ///   - destination: the file the downloads were to write.

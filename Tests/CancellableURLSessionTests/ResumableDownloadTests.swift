@@ -265,6 +265,29 @@ import FoundationNetworking
         #expect(try DownloadResumeData.discardPartialFiles(for: destination, except: [kept]).isEmpty)
     }
 
+    /// One folder, two spellings — a symbolic link to it here; `/var` and `/private/var` on Apple platforms: a partial
+    /// file is the same file under both. A second resume through the link is refused while the first runs, and the
+    /// cleanup through the link leaves the running download's file alone.
+    @Test(timeLimit(minutes: 1))
+    func aFolderSpelledThroughALinkHoldsTheSameClaimedFiles() async throws {
+        let server = try serve { _ in .resource(Self.resource()) }
+        let outside = try DownloadDirectory()
+        defer { outside.remove() }
+        let link = outside.url.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory.url)
+        let throughLink = link.appendingPathComponent("file.bin")
+
+        let saved = try await pausedDownload(on: server, session: session, after: 0.25)
+        let first = session.resumeDownload(saved)
+        let second = session.resumeDownload(saved, to: throughLink)
+        let refused = await failure(of: second.promise) as? DownloadResumeError
+        #expect(refused == .partialFileInUse(try saved.relocated(to: throughLink).partialFile))
+        #expect(try DownloadResumeData.discardPartialFiles(for: throughLink).isEmpty, "the running resume's file")
+        _ = try await first.promise.async()
+        #expect(try fileContents(destination) == Self.body)
+        #expect(try contents() == ["file.bin"])
+    }
+
     @Test(timeLimit(minutes: 1))
     func discardingPartialFilesRefusesAPathItCannotTrustAndFindsNothingInAMissingFolder() throws {
         #expect(throws: CocoaError.self) {
