@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PromiseKitCompatibilityTests",
-            dependencies: ["PromiseCore", "Cancellable"],
+            dependencies: ["PromiseCore", "Cancellable", "CancellableURLSession"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ],

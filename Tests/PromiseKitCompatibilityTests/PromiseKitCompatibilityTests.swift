@@ -161,4 +161,26 @@ final class CancellablePromiseKitCompatibilityTests: XCTestCase {
         }.catch { XCTFail("\($0)") }
         wait(for: [finished], timeout: 10)
     }
+
+    /// The Swift 5 download manager (`CancellableURLSessionClientCode.swift`): a transfer cancelled at once is seen
+    /// as a cancellation, and the launch cleanup removes a partial file nothing names.
+    func testTheDownloadManagerCancelsAndCleansUp() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swift5-client-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = LegacyDownloadManager(folder: folder)
+        let page = manager.page(URL(string: "http://127.0.0.1:9/")!)
+        let cancelled = expectation(description: "cancelled")
+        page.catch(policy: .allErrors) { error in
+            XCTAssertTrue(error.isCancelled, "\(error)")
+            cancelled.fulfill()
+        }
+        page.cancel()
+        wait(for: [cancelled], timeout: 10)
+
+        let orphan = folder.appendingPathComponent(".file.bin.\(UUID().uuidString).partial")
+        try Data([1, 2, 3]).write(to: orphan)
+        XCTAssertEqual(try manager.cleanUp().map(\.lastPathComponent), [orphan.lastPathComponent])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), [])
+    }
 }
