@@ -205,9 +205,8 @@ struct PartialFile: Sendable {
         var removed: [URL] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
             let url = folder.appendingPathComponent(name, isDirectory: false)
-            guard isOwned(url, by: destination), !keep.contains(identity(of: url)), claim(url) else { continue }
-            if unlink(url.path) == 0 { removed.append(url) }
-            release(url)
+            guard isOwned(url, by: destination), !keep.contains(identity(of: url)) else { continue }
+            if PartialFile(url: url, destination: destination).removeUnlessInUse() { removed.append(url) }
         }
         return removed
     }
@@ -335,5 +334,17 @@ struct PartialFile: Sendable {
     /// points to), never a directory.
     func remove() {
         _ = unlink(url.path)
+    }
+
+    /// Removes the partial file as ``remove()`` does, unless a download in this process holds it (``claim(_:)``):
+    /// that download writes, moves or removes it itself. The file is claimed while it is removed, so a resume of it
+    /// started meanwhile is refused rather than write into a file that is then unlinked.
+    ///
+    /// - Returns: whether a file was removed.
+    @discardableResult
+    func removeUnlessInUse() -> Bool {
+        guard Self.claim(url) else { return false }
+        defer { Self.release(url) }
+        return unlink(url.path) == 0
     }
 }

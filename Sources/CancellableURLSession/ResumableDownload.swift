@@ -301,10 +301,12 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// ```
     ///
     /// It removes only the hidden `.<name>.<UUID>.partial` file next to the destination that the library names, and
-    /// never a directory: a symbolic link at that path is removed, not what it points to.
+    /// never a directory: a symbolic link at that path is removed, not what it points to. While a download in this
+    /// process writes the file — a resume of this data still running — it is left to that download, which moves it
+    /// into place, keeps it for its own resume data, or removes it.
     public func discard() {
         guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).remove()
+        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
     }
 
     /// Removes the partial files that downloads to `destination` left behind with no resume data to resume or discard

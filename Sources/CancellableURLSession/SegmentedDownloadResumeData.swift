@@ -298,9 +298,10 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// ```
     ///
     /// It removes only the hidden `.<name>.<UUID>.partial` file next to the destination that the library names, and
-    /// never a directory.
+    /// never a directory. While a download in this process writes the file — a resume of this data still running, or
+    /// the download a checkpoint was taken from — it is left to that download.
     public func discard() {
         guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).remove()
+        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
     }
 }

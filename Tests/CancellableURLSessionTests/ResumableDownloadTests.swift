@@ -288,6 +288,19 @@ import FoundationNetworking
         #expect(try contents() == ["file.bin"])
     }
 
+    /// Resume data discarded while a resume of it runs: the file is the running download's, which finishes it.
+    @Test(timeLimit(minutes: 1))
+    func discardingResumeDataWhileItsResumeRunsLeavesTheFileToTheDownload() async throws {
+        let server = try serve { _ in .resource(Self.resource()) }
+        let saved = try await pausedDownload(on: server, session: session, after: 0.25)
+        let resumed = session.resumeDownload(saved)
+        saved.discard()
+        #expect(FileManager.default.fileExists(atPath: saved.partialFile.path), "still the running download's")
+        _ = try await resumed.promise.async()
+        #expect(try fileContents(destination) == Self.body)
+        #expect(try contents() == ["file.bin"])
+    }
+
     @Test(timeLimit(minutes: 1))
     func discardingPartialFilesRefusesAPathItCannotTrustAndFindsNothingInAMissingFolder() throws {
         #expect(throws: CocoaError.self) {
