@@ -43,6 +43,28 @@ import FoundationNetworking
         LoopbackHTTPServer.Resource(body: body, entityTag: tag, bytesPerSecond: bytesPerSecond)
     }
 
+    /// A server that answers every request with `resource(request)`, except that its first `holds.count` answers
+    /// stop once they have sent `holds[i]` of the file's size, and send nothing more until the client goes away:
+    /// where ``pause(_:on:path:after:)`` pauses them. A download paused there cannot have finished first, however
+    /// slowly a loaded machine runs the test. (Throttled alone, one did, on CI.)
+    func serve(
+        holdingAt holds: [Double],
+        _ resource: @escaping @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Resource = { _ in
+            ResumableDownloadTests.resource()
+        }
+    ) throws -> LoopbackHTTPServer {
+        let answered = Shared(0)
+        return try serve { request in
+            var answer = resource(request)
+            let index = answered.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            if index < holds.count { answer.interruption = .stall(after: Int(Double(Self.size) * holds[index])) }
+            return .resource(answer)
+        }
+    }
+
     /// Starts a resumable download of `path` and pauses it once the server has sent `fraction` of the file (on
     /// the path's latest connection).
     func pause(
@@ -80,7 +102,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func pausedAtHalfAndResumedTheServerSendsTheFileOnce() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.5])
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let saved = try await pause(download, on: server, path: "/file")
 
@@ -124,7 +146,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func pausingTwiceAndResumingTwiceStillSendsTheFileOnce() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.3, 0.3])
         let session = self.session
         let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let secondDownload = session.resumeDownload(first)
@@ -148,7 +170,7 @@ import FoundationNetworking
     func aResumeStartedTheMomentTheResumeDataArrivesFindsThePartialFileFree() async throws {
         // The resume data is published from inside the paused download's completion. A resume started right there,
         // inline, must not find the partial file still held by the download that has just let go of it.
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.3, 0.6])
         let session = self.session
         let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let second = session.resumeDownload(first)
@@ -164,7 +186,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func aPauseThatReachesTheDownloadThroughAChainPausesIt() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let opened = download.promise.map { url, _ in url.lastPathComponent }
         #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
@@ -178,7 +200,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func pausedThenCancelledForGoodLeavesNoFile() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let resumed = session.resumeDownload(saved)
         #expect(server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
@@ -194,7 +216,7 @@ import FoundationNetworking
     /// flushed: the pause keeps nothing rather than hand out resume data for bytes that are not there.
     @Test(timeLimit(minutes: 1))
     func aPauseKeepsNothingItCannotFlushToDisk() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let written = Latch()
         let download = session.resumableDownload(from: server.url("/file"), to: destination) { progress in
             if progress.bytesTransferred > 100_000 { written.open() }
@@ -270,7 +292,7 @@ import FoundationNetworking
     /// cleanup through the link leaves the running download's file alone.
     @Test(timeLimit(minutes: 1))
     func aFolderSpelledThroughALinkHoldsTheSameClaimedFiles() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let outside = try DownloadDirectory()
         defer { outside.remove() }
         let link = outside.url.appendingPathComponent("link")
@@ -291,7 +313,7 @@ import FoundationNetworking
     /// Resume data discarded while a resume of it runs: the file is the running download's, which finishes it.
     @Test(timeLimit(minutes: 1))
     func discardingResumeDataWhileItsResumeRunsLeavesTheFileToTheDownload() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let resumed = session.resumeDownload(saved)
         saved.discard()
@@ -318,7 +340,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aServerThatIgnoresRangesRestartsTheFileCleanly() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.ignoresRanges = true }
         let reports = Shared<[TransferProgress]>([])
@@ -335,7 +357,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aFileThatChangedBetweenPauseAndResumeRestartsWithTheNewFile() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         let newBody = Data(Self.body.reversed())
         file.change {
@@ -352,7 +374,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aFileThatShrankUnderTheSameValidatorRejectsWith416AndRemovesTheBytes() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body.prefix(1_000) }  // a misbehaving server: same ETag, another file
         let resumed = session.resumeDownload(saved)
@@ -366,7 +388,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aFileThatGrewUnderTheSameValidatorRejectsOnItsContentRange() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.body = Self.body + Data(count: 10) }
         let failure = await failure(of: session.resumeDownload(saved).promise)
@@ -378,7 +400,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aRefused206IsNotReadAnyFurther() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         // The same ETag for another, far longer file: its 206 names another total, and is refused. Unstopped, the
         // rest of it (about 14 MiB at 4 MiB/s) would take 3.5 s to cross.
@@ -448,7 +470,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func resumeDataWhosePartialFileIsGoneStartsOver() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.5])
         let saved = try await pausedDownload(on: server, session: session)
         try FileManager.default.removeItem(at: saved.partialFile)
         let (_, response) = try await session.resumeDownload(saved).promise.async()
@@ -498,7 +520,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func aDownloadPausedOnOneMirrorContinuesFromAnother() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.5])
         let saved = try await pausedDownload(of: "/mirror-a/file", on: server, session: session)
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
         _ = try await resumed.promise.async()
@@ -515,7 +537,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aTimeoutDuringAResumeCancelsForGoodAndClosesTheConnection() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let saved = try await pausedDownload(on: server, session: session)
         file.change { $0.interruption = .stall(after: 10_000) }
         let resumed = session.resumeDownload(saved)
@@ -575,7 +597,7 @@ import FoundationNetworking
 
     @Test(timeLimit(minutes: 1))
     func twoResumesOfTheSameDataCannotWriteOneFile() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.5])
         let saved = try await pausedDownload(on: server, session: session)
         let first = session.resumeDownload(saved)
         let second = session.resumeDownload(saved)
@@ -588,7 +610,7 @@ import FoundationNetworking
     /// end: a pause keeps 0 bytes, and a resume starts over — correctly, and without a `Range`.
     @Test(timeLimit(minutes: 1))
     func onASessionWithoutLiveDeliveryAResumeStartsOver() async throws {
-        let server = try serve { _ in .resource(Self.resource()) }
+        let server = try serve(holdingAt: [0.25])
         let session = sessionWithoutLiveDelivery()
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
@@ -659,7 +681,7 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aResumedDownloadIsCheckedAgainstTheIntegrityItStartedWith() async throws {
         let file = ServedFile(Self.resource())
-        let server = try serve { _ in .resource(file.current) }
+        let server = try serve(holdingAt: [0.5]) { _ in file.current }
         let expected = DownloadIntegrity(sha256: String(repeating: "1", count: 64))
         let saved = try await pausedDownload(on: server, session: session, verifying: expected)
         #expect(saved.integrity == expected)
