@@ -552,17 +552,10 @@ import FoundationNetworking
     @Test(timeLimit(minutes: 1))
     func aRaceOfResumedDownloadsKeepsTheWinnerAndRemovesTheLosersBytes() async throws {
         let speeds = ["/fast": 8 * 1_048_576, "/slow": 1_048_576]
-        // Before the pauses, each file is sent up to a quarter and held there until its download pauses: paused one
-        // after the other, neither can finish first, however slowly the machine runs the test. (Both were once
-        // throttled, and the second finished before its pause on a loaded CI machine.)
-        let paused = Shared(true)
-        let server = try serve { request in
-            guard !paused.current else {
-                var held = Self.resource(bytesPerSecond: nil)
-                held.interruption = .stall(after: Self.size / 4)
-                return .resource(held)
-            }
-            return .resource(Self.resource(bytesPerSecond: speeds[request.path]))
+        // Each file is held at a quarter until its download pauses: paused one after the other, neither can finish
+        // first, however slowly the machine runs the test.
+        let server = try serve(holdingAt: [0.25, 0.25]) { request in
+            Self.resource(bytesPerSecond: speeds[request.path])
         }
         let other = directory.url.appendingPathComponent("other.bin")
         // Each is paused once it has written the quarter it was sent, so each resume asks for a range.
@@ -578,7 +571,6 @@ import FoundationNetworking
         #expect(await quarter.slow.opened())
         let savedSlow = try await pause(slowDownload, on: server, path: "/slow", after: 0.25)
         #expect([savedFast.bytesKept, savedSlow.bytesKept] == [Int64(Self.size / 4), Int64(Self.size / 4)])
-        paused.withLock { $0 = false }
         let fast = session.resumeDownload(savedFast)
         let slow = session.resumeDownload(savedSlow)
         let winner = try await race([fast.promise, slow.promise], autoCancel: true).async()
