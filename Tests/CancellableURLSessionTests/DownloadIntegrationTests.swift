@@ -125,12 +125,19 @@ import FoundationNetworking
     @Test(arguments: Mode.allCases)
     func raceOfThreeMirrorsClosesTheLosersWithin250MillisecondsOfTheWinner(mode: Mode) async throws {
         let size = 2 * Self.megabyte
-        // The losers are far slower than the winner (2 MiB takes 0.25 s, 2 s and 4 s): URLSession may deliver the
-        // winner's completion late on a loaded machine (0.8-0.9 s seen with two test processes on 2 cores), and a
-        // loser must still be mid-transfer when the race is decided.
+        // The losers are far slower than the winner (2 MiB takes 0.25 s, 2 s and 4 s), and stop sending at a
+        // quarter of the file until they are closed: URLSession may deliver the winner's completion late on a loaded
+        // machine (0.8-0.9 s seen with two test processes on 2 cores), and a loser must still be mid-transfer when
+        // the race is decided, however late that is.
         let speeds = ["/fast": 8 * Self.megabyte, "/medium": Self.megabyte, "/slow": Self.megabyte / 2]
         let server = try LoopbackHTTPServer { request in
-            .body(Self.payload(size), chunkSize: 16_384, bytesPerSecond: speeds[request.path] ?? Self.megabyte)
+            .resource(
+                LoopbackHTTPServer.Resource(
+                    body: Self.payload(size),
+                    bytesPerSecond: speeds[request.path] ?? Self.megabyte,
+                    interruption: request.path == "/fast" ? nil : .stall(after: size / 4)
+                )
+            )
         }
         defer { server.stop() }
         let session = makeSession(mode)

@@ -260,8 +260,15 @@ import FoundationNetworking
         let link = partial()
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
 
-        // Two downloads to the same destination run meanwhile, each holding a partial file of it.
-        let server = try serve { _ in .resource(Self.resource()) }
+        // Two downloads to the same destination run meanwhile, each holding a partial file of it: the server holds
+        // both at a quarter of the file until the cleanup is over, so neither can finish before it, however slowly
+        // the machine runs the test.
+        let gate = LoopbackHTTPServer.Gate()
+        let server = try serve { _ in
+            var resource = Self.resource()
+            resource.interruption = .hold(after: Self.size / 4, until: gate)
+            return .resource(resource)
+        }
         let started = (plain: Latch(), resumable: Latch())
         let plain = session.cancellableDownload(from: server.url("/file"), to: destination) { _ in
             started.plain.open()
@@ -272,6 +279,10 @@ import FoundationNetworking
         #expect(await started.plain.opened())
         #expect(await started.resumable.opened())
         let before = Set(try contents())
+        let planted = Set((abandoned + strangers + [kept, folder, link]).map(\.lastPathComponent))
+        let running = before.subtracting(planted)
+        let owned = running.filter { PartialFile.isOwned(directory.url.appendingPathComponent($0), by: destination) }
+        #expect(running.count == 2 && owned == running, "the running downloads' files")
 
         let removed = try DownloadResumeData.discardPartialFiles(for: destination, except: [kept])
 
@@ -279,8 +290,10 @@ import FoundationNetworking
         #expect(removed.map(\.standardizedFileURL) == expected)
         let after = Set(try contents())
         #expect(before.subtracting(after) == Set(expected.map(\.lastPathComponent)), "nothing else was removed")
+        #expect(after.isSuperset(of: running))
         #expect(FileManager.default.fileExists(atPath: target.path), "a link is removed, not what it points to")
         #expect(try fileContents(target).count == 1_000)
+        gate.open()
         _ = try await plain.async()
         _ = try await resumable.promise.async()
         #expect(try fileContents(destination) == Self.body, "the running downloads finished their files")

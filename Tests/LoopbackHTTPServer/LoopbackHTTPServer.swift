@@ -104,13 +104,30 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case close(after: Int)
         /// Resets the connection (a TCP RST).
         case reset(after: Int)
+        /// Sends nothing more until `gate` opens, then the rest of the body: a download the test holds where it
+        /// wants, for as long as it wants, and then lets finish.
+        case hold(after: Int, until: Gate)
 
         /// How many bytes of the body are sent first.
         package var after: Int {
             switch self {
-            case .stall(let after), .close(let after), .reset(let after): after
+            case .stall(let after), .close(let after), .reset(let after), .hold(let after, _): after
             }
         }
+    }
+
+    /// What a ``Interruption/hold(after:until:)`` waits for: closed until ``open()``, then open for good.
+    package final class Gate: @unchecked Sendable, Equatable {
+        private let lock = NSLock()
+        private var opened = false
+
+        package init() {}
+
+        package var isOpen: Bool { lock.withLock { opened } }
+
+        package func open() { lock.withLock { opened = true } }
+
+        package static func == (lhs: Gate, rhs: Gate) -> Bool { lhs === rhs }
     }
 
     package struct Request: Sendable {
@@ -359,6 +376,23 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case .stall:
             waitForClientToClose(client)
             update(index) { $0.clientClosedAt = Date() }
+        case .hold(let after, let gate):
+            while !gate.isOpen {
+                if clientHasClosed(client) {
+                    update(index) { $0.clientClosedAt = Date() }
+                    return
+                }
+                var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, 5)
+            }
+            stream(
+                body,
+                from: after,
+                to: client,
+                chunkSize: max(1, resource.chunkSize),
+                bytesPerSecond: resource.bytesPerSecond,
+                record: index
+            )
         case .close:
             break
         case .reset:
@@ -381,9 +415,17 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         return formatter.string(from: date)
     }
 
-    private func stream(_ body: Data, to client: Int32, chunkSize: Int, bytesPerSecond: Int?, record index: Int) {
+    /// Sends `body` from byte `first` on (the bytes before it were sent already), recording the bytes sent so far.
+    private func stream(
+        _ body: Data,
+        from first: Int = 0,
+        to client: Int32,
+        chunkSize: Int,
+        bytesPerSecond: Int?,
+        record index: Int
+    ) {
         let start = Date()
-        var sent = 0
+        var sent = first
         while sent < body.count {
             if clientHasClosed(client) {
                 update(index) { $0.clientClosedAt = Date() }
@@ -400,7 +442,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             // once, and the transfer is complete), without getting ahead of the schedule, watching for the client
             // leaving.
             if sent < body.count, let bytesPerSecond, bytesPerSecond > 0 {
-                let due = start.addingTimeInterval(Double(sent) / Double(bytesPerSecond))
+                let due = start.addingTimeInterval(Double(sent - first) / Double(bytesPerSecond))
                 while Date() < due {
                     if clientHasClosed(client) {
                         update(index) { $0.clientClosedAt = Date() }
