@@ -45,10 +45,9 @@ struct SHA256 {
             pending.withUnsafeBufferPointer { compress($0) }
             pending.removeAll(keepingCapacity: true)
         }
-        while bytes.count - start >= 64 {
-            compress(UnsafeBufferPointer(rebasing: bytes[start..<start + 64]))
-            start += 64
-        }
+        let whole = (bytes.count - start) / 64 * 64
+        compress(UnsafeBufferPointer(rebasing: bytes[start..<start + whole]))
+        start += whole
         pending.append(contentsOf: bytes[start...])
     }
 
@@ -59,11 +58,7 @@ struct SHA256 {
         tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> shift)) }
-        tail.withUnsafeBufferPointer { buffer in
-            for start in stride(from: 0, to: buffer.count, by: 64) {
-                compress(UnsafeBufferPointer(rebasing: buffer[start..<start + 64]))
-            }
-        }
+        tail.withUnsafeBufferPointer { compress($0) }
         pending.removeAll()
         return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
@@ -91,39 +86,76 @@ struct SHA256 {
         return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
-    private mutating func compress(_ block: UnsafeBufferPointer<UInt8>) {
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
-            for index in 0..<16 {
-                words[index] =
-                    UInt32(block[4 * index]) << 24 | UInt32(block[4 * index + 1]) << 16
-                    | UInt32(block[4 * index + 2]) << 8 | UInt32(block[4 * index + 3])
+    /// Hashes `blocks`, a whole number of 64-byte blocks, into ``state``.
+    ///
+    /// The rounds are unrolled by eight, each naming the working variables in turn, so that no round moves them.
+    private mutating func compress(_ blocks: UnsafeBufferPointer<UInt8>) {
+        precondition(blocks.count % 64 == 0)
+        guard let base = UnsafeRawPointer(blocks.baseAddress), !blocks.isEmpty else { return }
+        var (h0, h1, h2, h3) = (state[0], state[1], state[2], state[3])
+        var (h4, h5, h6, h7) = (state[4], state[5], state[6], state[7])
+        Self.roundConstants.withUnsafeBufferPointer { constants in
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+                for start in stride(from: 0, to: blocks.count, by: 64) {
+                    for index in 0..<16 {
+                        let word = base.loadUnaligned(fromByteOffset: start + 4 * index, as: UInt32.self)
+                        words[index] = UInt32(bigEndian: word)
+                    }
+                    for index in 16..<64 {
+                        let low = words[index - 15]
+                        let high = words[index - 2]
+                        let sigma0 = low.rotatedRight(7) ^ low.rotatedRight(18) ^ (low >> 3)
+                        let sigma1 = high.rotatedRight(17) ^ high.rotatedRight(19) ^ (high >> 10)
+                        words[index] = words[index - 16] &+ sigma0 &+ words[index - 7] &+ sigma1
+                    }
+                    var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
+                    for index in stride(from: 0, to: 64, by: 8) {
+                        Self.round(a, b, c, &d, e, f, g, &h, constants[index] &+ words[index])
+                        Self.round(h, a, b, &c, d, e, f, &g, constants[index + 1] &+ words[index + 1])
+                        Self.round(g, h, a, &b, c, d, e, &f, constants[index + 2] &+ words[index + 2])
+                        Self.round(f, g, h, &a, b, c, d, &e, constants[index + 3] &+ words[index + 3])
+                        Self.round(e, f, g, &h, a, b, c, &d, constants[index + 4] &+ words[index + 4])
+                        Self.round(d, e, f, &g, h, a, b, &c, constants[index + 5] &+ words[index + 5])
+                        Self.round(c, d, e, &f, g, h, a, &b, constants[index + 6] &+ words[index + 6])
+                        Self.round(b, c, d, &e, f, g, h, &a, constants[index + 7] &+ words[index + 7])
+                    }
+                    h0 &+= a
+                    h1 &+= b
+                    h2 &+= c
+                    h3 &+= d
+                    h4 &+= e
+                    h5 &+= f
+                    h6 &+= g
+                    h7 &+= h
+                }
             }
-            for index in 16..<64 {
-                let low = words[index - 15]
-                let high = words[index - 2]
-                let sigma0 = low.rotatedRight(7) ^ low.rotatedRight(18) ^ (low >> 3)
-                let sigma1 = high.rotatedRight(17) ^ high.rotatedRight(19) ^ (high >> 10)
-                words[index] = words[index - 16] &+ sigma0 &+ words[index - 7] &+ sigma1
-            }
-            var (a, b, c, d) = (state[0], state[1], state[2], state[3])
-            var (e, f, g, h) = (state[4], state[5], state[6], state[7])
-            for index in 0..<64 {
-                let sum1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-                let choice = (e & f) ^ (~e & g)
-                let first = h &+ sum1 &+ choice &+ Self.roundConstants[index] &+ words[index]
-                let sum0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ first, c, b, a, first &+ sum0 &+ majority)
-            }
-            state[0] &+= a
-            state[1] &+= b
-            state[2] &+= c
-            state[3] &+= d
-            state[4] &+= e
-            state[5] &+= f
-            state[6] &+= g
-            state[7] &+= h
         }
+        (state[0], state[1], state[2], state[3]) = (h0, h1, h2, h3)
+        (state[4], state[5], state[6], state[7]) = (h4, h5, h6, h7)
+    }
+
+    /// One round, with the working variables named as this round sees them: `d` and `h` are the two it changes (the
+    /// next round sees the new `h` as its `a`, and the new `d` as its `e`). `input` is the round's constant plus its
+    /// schedule word.
+    @inline(__always)
+    private static func round(
+        _ a: UInt32,
+        _ b: UInt32,
+        _ c: UInt32,
+        _ d: inout UInt32,
+        _ e: UInt32,
+        _ f: UInt32,
+        _ g: UInt32,
+        _ h: inout UInt32,
+        _ input: UInt32
+    ) {
+        let sum1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+        let choice = g ^ (e & (f ^ g))
+        let first = h &+ sum1 &+ choice &+ input
+        let sum0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+        let majority = (a & b) | (c & (a | b))
+        d &+= first
+        h = first &+ sum0 &+ majority
     }
 }
 
