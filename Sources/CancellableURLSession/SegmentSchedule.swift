@@ -58,6 +58,15 @@ struct SegmentSchedule: Sendable {
         var written: Int64 = 0
         /// Bytes per second, from its transfers so far; `nil` before its first byte.
         var speed: Double?
+        /// Faults forgiven since it last completed a segment (``fail(_:_:at:)``).
+        var faultsInARow = 0
+        /// Faults forgiven in all, and the latest.
+        var retries = 0
+        var lastRetriedFault: MirrorDropReason?
+        /// Seconds of the watch clock before it is sent another request, after a forgiven fault.
+        var resting: TimeInterval = 0
+
+        var isUsable: Bool { dropped == nil && resting <= 0 }
     }
 
     /// What the caller carries out after a step, outside any lock.
@@ -72,6 +81,10 @@ struct SegmentSchedule: Sendable {
     let minimumSplit: Int64
     let connectionsPerMirror: Int
     let endGame: Bool
+    let retriesPerMirror: Int
+    let retryDelay: TimeInterval
+    /// The period of the watch clock that counts rests down (``rest(by:at:)``).
+    let watchPeriod: TimeInterval
 
     /// The file's length, once a mirror has said (or the caller, through ``DownloadIntegrity/length``).
     private(set) var total: Int64?
@@ -106,6 +119,9 @@ struct SegmentSchedule: Sendable {
         minimumSplit = options.minimumSplitSize
         connectionsPerMirror = options.connectionsPerMirror
         endGame = options.endGame
+        retriesPerMirror = options.retriesPerMirror
+        retryDelay = options.retryDelay
+        watchPeriod = options.watchPeriod
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
         self.pieces = pieces
@@ -256,7 +272,7 @@ struct SegmentSchedule: Sendable {
         case 200:
             return (false, drop(transfer.mirror, .ignoresRanges, at: now))
         default:
-            return (false, drop(transfer.mirror, .status(answer.status), at: now))
+            return (false, fail(id, .status(answer.status), at: now))
         }
     }
 
@@ -328,6 +344,8 @@ struct SegmentSchedule: Sendable {
             }
         }
         guard segments[index].isComplete else { return (write, true, []) }
+        // A segment this mirror completed: the faults it was forgiven before are behind it.
+        if write != nil { mirrors[transfer.mirror].faultsInARow = 0 }
         return (write, false, finishSegment(index, at: now))
     }
 
@@ -361,15 +379,15 @@ struct SegmentSchedule: Sendable {
     // MARK: Endings and faults
 
     /// Transfer `id` ended: on its own (`fault` `nil`: the body is complete, or the server ended it early) or
-    /// with a fault that drops its mirror.
+    /// with a fault (``fail(_:_:at:)``).
     mutating func end(_ id: Int, fault: MirrorDropReason?, at now: TimeInterval) -> [Action] {
         guard let transfer = transfers[id] else { return [] }
-        if let fault { return drop(transfer.mirror, fault, at: now) }
+        if let fault { return fail(id, fault, at: now) }
         let segment = segments[transfer.segment]
         if transfer.accepted, !segment.isComplete, transfer.position < min(transfer.requestedEnd, segment.end) {
             // The body ended before the bytes its range promised: a server that closed the connection early.
-            return drop(
-                transfer.mirror,
+            return fail(
+                id,
                 .endedEarly(
                     received: transfer.position - transfer.start,
                     expected: transfer.requestedEnd - transfer.start
@@ -390,24 +408,64 @@ struct SegmentSchedule: Sendable {
         for id in transfers.keys.sorted() {
             // Read afresh: a rollback below may have forgotten a transfer of this mirror already.
             guard let transfer = transfers[id], transfer.mirror == mirror else { continue }
-            actions.append(.cancel(id: id))
-            let index = transfer.segment
             // A mirror caught sending a bad piece keeps nothing: its validator proves nothing any more.
-            let proven = transfer.proven && !reason.isPieceMismatch
-            if !proven, segments[index].done > transfer.start {
-                // Its bytes cannot be told apart from the other transfers' on this segment: all of them start again
-                // from where it started (or where the segment starts, if a bad piece was cut out of it since).
-                let start = max(transfer.start, segments[index].start)
-                forgetAuthors(of: start..<segments[index].done)
-                segments[index].done = start
-                for other in segments[index].transfers where other != id {
-                    actions.append(.cancel(id: other))
-                    forget(other)
-                }
-            }
-            forget(id)
+            actions += stop(transfer, keepingProvenBytes: !reason.isPieceMismatch)
         }
         return actions + schedule(at: now)
+    }
+
+    /// Transfer `id` failed for `reason`. A fault that may pass (``MirrorDropReason/isTransient``), within
+    /// ``retriesPerMirror`` in a row, stops only this transfer — its segment goes to the others, or back to its mirror
+    /// once the mirror has rested ``retryDelay`` —; any other drops the mirror.
+    mutating func fail(_ id: Int, _ reason: MirrorDropReason, at now: TimeInterval) -> [Action] {
+        guard let transfer = transfers[id] else { return [] }
+        let mirror = transfer.mirror
+        guard reason.isTransient, mirrors[mirror].faultsInARow < retriesPerMirror else {
+            return drop(mirror, reason, at: now)
+        }
+        mirrors[mirror].faultsInARow += 1
+        mirrors[mirror].retries += 1
+        mirrors[mirror].lastRetriedFault = reason
+        // The watch clock counts the rest down in its ticks, at some point of its period: one period more, so that
+        // the rest lasts at least `retryDelay`.
+        mirrors[mirror].resting = retryDelay > 0 ? retryDelay + watchPeriod : 0
+        return stop(transfer, keepingProvenBytes: true) + schedule(at: now)
+    }
+
+    /// Stops `transfer` and gives its segment back, keeping the bytes it wrote only where they are proven (it repeated
+    /// the reference's strong validator) and `keepingProvenBytes`; unproven bytes send every other transfer of the
+    /// segment back to where it started too.
+    private mutating func stop(_ transfer: Transfer, keepingProvenBytes: Bool) -> [Action] {
+        var actions: [Action] = [.cancel(id: transfer.id)]
+        let index = transfer.segment
+        if !(transfer.proven && keepingProvenBytes), segments[index].done > transfer.start {
+            // Its bytes cannot be told apart from the other transfers' on this segment: all of them start again
+            // from where it started (or where the segment starts, if a bad piece was cut out of it since).
+            let start = max(transfer.start, segments[index].start)
+            forgetAuthors(of: start..<segments[index].done)
+            segments[index].done = start
+            for other in segments[index].transfers where other != transfer.id {
+                actions.append(.cancel(id: other))
+                forget(other)
+            }
+        }
+        forget(transfer.id)
+        return actions
+    }
+
+    /// Counts down the rests of mirrors that were forgiven a fault by `interval` seconds of the watch clock.
+    ///
+    /// - Returns: what to do now: requests for the mirrors whose rest is over.
+    mutating func rest(by interval: TimeInterval, at now: TimeInterval) -> [Action] {
+        var woke = false
+        for mirror in mirrors.indices where mirrors[mirror].resting > 0 {
+            mirrors[mirror].resting -= interval
+            if mirrors[mirror].resting <= 0 {
+                mirrors[mirror].resting = 0
+                woke = true
+            }
+        }
+        return woke ? schedule(at: now) : []
     }
 
     /// Advances the watch clock by `interval`: the transfers that have then received nothing for `timeout` seconds
@@ -442,15 +500,31 @@ struct SegmentSchedule: Sendable {
     /// Gives every mirror with a free connection something to fetch, fastest mirror first: a segment nobody works
     /// on; else the tail of the segment with the most left to fetch, split in proportion to the two mirrors'
     /// speeds; else, in the end game, the rest of a segment a slower mirror is fetching, raced.
+    ///
+    /// Before the length is known, only segments of the first grid (``begin(at:)``) that a forgiven fault freed are
+    /// given out again.
     mutating func schedule(at now: TimeInterval) -> [Action] {
-        guard total != nil else { return [] }
+        guard total != nil else { return restartFreeSegments(at: now) }
         var actions: [Action] = []
-        let order = mirrors.indices.filter { mirrors[$0].dropped == nil }
+        let order = mirrors.indices.filter { mirrors[$0].isUsable }
             .sorted { (mirrors[$0].speed ?? 0) > (mirrors[$1].speed ?? 0) }
         for mirror in order {
             while mirrors[mirror].connections < connectionsPerMirror {
                 guard let index = nextSegment(for: mirror) else { break }
                 actions.append(startTransfer(mirror: mirror, segment: index, at: now))
+            }
+        }
+        return actions
+    }
+
+    /// Gives the free segments to the mirrors with a free connection, in order: before the length is known.
+    private mutating func restartFreeSegments(at now: TimeInterval) -> [Action] {
+        var actions: [Action] = []
+        for mirror in mirrors.indices where mirrors[mirror].isUsable {
+            while mirrors[mirror].connections < connectionsPerMirror,
+                let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete })
+            {
+                actions.append(startTransfer(mirror: mirror, segment: free, at: now))
             }
         }
         return actions

@@ -34,7 +34,9 @@ extension URLSession {
     ///   (``SegmentedDownloadOptions/stallTimeout``) or is too slow
     ///   (``SegmentedDownloadOptions/minimumBytesPerSecond``) is dropped, and its segment goes to the others. The
     ///   bytes it wrote into that segment are kept only if its response repeated the first mirror's strong
-    ///   validator; otherwise they are fetched again.
+    ///   validator; otherwise they are fetched again. A fault that may pass (``MirrorDropReason/isTransient``) is
+    ///   forgiven ``SegmentedDownloadOptions/retriesPerMirror`` times in a row (none by default): it stops only the
+    ///   request it hit, and the mirror is asked again after ``SegmentedDownloadOptions/retryDelay``.
     /// - Before the promise fulfills, the file's length is checked, and `integrity` if given (a SHA-256 catches
     ///   mirrors that agree on the length and validator but serve other bytes). An `integrity` with a length also
     ///   drops any mirror that announces another, the first to answer included: without one, the first answer sets
@@ -420,7 +422,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         self.options = options
         self.progress = progress
         clock = PromiseClocks.current
-        interval = max(0.02, min(1, options.stallTimeout / 4))
+        interval = options.watchPeriod
     }
 
     private static var now: TimeInterval { ProcessInfo.processInfo.systemUptime }
@@ -560,11 +562,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 minimumSpeed: options.minimumBytesPerSecond,
                 at: now
             )
-            for (id, reason) in faults {
-                guard let mirror = state.schedule.transfers[id]?.mirror else { continue }
-                actions += state.schedule.drop(mirror, reason, at: now)
-            }
-            return actions
+            for (id, reason) in faults { actions += state.schedule.fail(id, reason, at: now) }
+            return actions + state.schedule.rest(by: interval, at: now)
         }
         perform(actions)
         settle(reporting: false)
@@ -866,7 +865,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                     bytesWritten: mirror.written,
                     activeRequests: mirror.connections,
                     bytesPerSecond: mirror.speed,
-                    dropped: mirror.dropped
+                    dropped: mirror.dropped,
+                    retries: mirror.retries,
+                    lastRetriedFault: mirror.lastRetriedFault
                 )
             }
         )

@@ -6,6 +6,7 @@ public import Foundation
 /// var options = SegmentedDownloadOptions()
 /// options.segmentSize = 4 * 1_048_576      // fewer, larger requests
 /// options.minimumBytesPerSecond = 65_536   // a mirror slower than 64 KiB/s gives its segment to another
+/// options.retriesPerMirror = 3             // a dropped connection or a 503 is forgiven three times in a row
 /// session.segmentedDownload(from: mirrors, to: file, options: options)
 /// ```
 public struct SegmentedDownloadOptions: Sendable, Hashable {
@@ -21,16 +22,31 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
     /// slower mirror is still fetching; whichever finishes second is stopped the moment the other completes. Costs at
     /// most that rest's bytes, twice. Default: `true`.
     public var endGame = true
-    /// A request that receives nothing for this many seconds stalls: its mirror is dropped, and its segment goes to
-    /// another. Default: 10.
+    /// A request that receives nothing for this many seconds stalls: its mirror is dropped (unless
+    /// ``retriesPerMirror`` forgives it), and its segment goes to another. Default: 10.
     public var stallTimeout: TimeInterval = 10
     /// A request slower than this many bytes per second, once it has run for ``stallTimeout`` seconds, gives its
     /// segment to another mirror and its mirror is dropped — as long as another mirror is left. `nil` (the default):
     /// no speed floor.
     public var minimumBytesPerSecond: Int64?
+    /// How many faults in a row that may pass (``MirrorDropReason/isTransient``: a connection lost or refused, a
+    /// timeout, a stall, a body cut short, `408`, `429`, `500`, `502`, `503`, `504`) a mirror is forgiven before it is
+    /// dropped (aria2's `--max-tries`, less one). A forgiven fault stops only the request it hit: its segment goes to
+    /// the other mirrors, or back to this one after ``retryDelay``, from the bytes already written. Each segment the
+    /// mirror then completes starts the count again. Any other fault drops the mirror at once. Default: 0, every
+    /// fault drops its mirror.
+    public var retriesPerMirror = 0
+    /// How long a mirror rests after a forgiven fault before it is sent another request, in seconds (aria2's
+    /// `--retry-wait`); measured by the stall watch, whose period is a quarter of ``stallTimeout`` up to a second, so
+    /// the rest lasts up to one period longer. Default: 1.
+    public var retryDelay: TimeInterval = 1
 
     /// The default options.
     public init() {}
+
+    /// How often the download looks for stalls and counts rests down: a quarter of ``stallTimeout``, from 20 ms to
+    /// a second.
+    var watchPeriod: TimeInterval { max(0.02, min(1, stallTimeout / 4)) }
 
     /// Why these options cannot be used, naming the first that is out of range; `nil` if they can.
     var problem: String? {
@@ -44,12 +60,15 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
         }
         if !(stallTimeout > 0 && stallTimeout.isFinite) { return "stallTimeout \(stallTimeout) is not positive" }
         if let floor = minimumBytesPerSecond, floor <= 0 { return "minimumBytesPerSecond \(floor) is not positive" }
+        if !(0...1_000).contains(retriesPerMirror) { return "retriesPerMirror \(retriesPerMirror) is not 0...1000" }
+        if !(retryDelay >= 0 && retryDelay <= 86_400) { return "retryDelay \(retryDelay) is not 0...86400 seconds" }
         return nil
     }
 }
 
-/// Why a segmented download stopped using a mirror. A mirror is dropped at its first fault; its segment goes to the
-/// other mirrors.
+/// Why a segmented download stopped using a mirror. A mirror is dropped at its first fault — or, for a fault that may
+/// pass (``isTransient``), at the first after ``SegmentedDownloadOptions/retriesPerMirror`` forgiven in a row; its
+/// segment goes to the other mirrors.
 ///
 /// ```swift
 /// for mirror in result.mirrors {
@@ -100,6 +119,33 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
         case .pieceMismatch(let piece): "It sent piece \(piece), whose SHA-256 is not the one expected."
         }
     }
+
+    /// Whether the fault may pass, so that a mirror can be asked again
+    /// (``SegmentedDownloadOptions/retriesPerMirror``): its connection was lost, refused or timed out, its host not
+    /// found, its server gave no answer (``transferFailed(_:)``); it stalled, or its body ended early; or it answered
+    /// `408`, `429`, `500`, `502`, `503` or `504`. A mirror that serves another file, cannot serve ranges, is too slow
+    /// or sent a bad piece will do so again: those faults do not pass.
+    ///
+    /// ```swift
+    /// if let reason = mirror.dropped, reason.isTransient { retryLater(mirror.url) }
+    /// ```
+    public var isTransient: Bool {
+        switch self {
+        case .transferFailed(let code): Self.transientCodes.contains(code)
+        case .endedEarly, .stalled: true
+        case .status(let status): [408, 429, 500, 502, 503, 504].contains(status)
+        case .lengthDisagrees, .validatorDisagrees, .ignoresRanges, .unexpectedContentRange, .contentCoded, .tooSlow,
+            .pieceMismatch:
+            false
+        }
+    }
+
+    /// The transfer errors that may pass. `unknown` and `badServerResponse` are what Linux's Foundation reports for a
+    /// connection reset mid-body and for one closed before any answer.
+    private static let transientCodes: Set<URLError.Code> = [
+        .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
+        .dnsLookupFailed, .resourceUnavailable, .badServerResponse, .unknown,
+    ]
 }
 
 /// One mirror of a segmented download: what it has sent so far, and whether it was dropped.
@@ -117,6 +163,11 @@ public struct MirrorStatus: Sendable, Hashable {
     public let bytesPerSecond: Double?
     /// Why it was dropped, if it was.
     public let dropped: MirrorDropReason?
+    /// How many of its faults were forgiven (``SegmentedDownloadOptions/retriesPerMirror``): each stopped one request,
+    /// whose bytes left were asked for again.
+    public let retries: Int
+    /// The latest fault it was forgiven, if any.
+    public let lastRetriedFault: MirrorDropReason?
 }
 
 /// How far a segmented download has got.
@@ -167,7 +218,8 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
     /// An option is out of range: the reason names it (``SegmentedDownloadOptions/segmentSize`` and
     /// ``SegmentedDownloadOptions/minimumSplitSize`` 1 byte to 1 PiB, ``SegmentedDownloadOptions/connectionsPerMirror``
     /// 1 to 64, ``SegmentedDownloadOptions/stallTimeout`` and ``SegmentedDownloadOptions/minimumBytesPerSecond``
-    /// positive).
+    /// positive, ``SegmentedDownloadOptions/retriesPerMirror`` 0 to 1,000, ``SegmentedDownloadOptions/retryDelay`` 0
+    /// to 86,400 seconds).
     case invalidOptions(String)
     /// The session delivers no bytes as they arrive, which segments need: use one made by
     /// `URLSession.withProgressReporting(configuration:delegateQueue:)` (or, from macOS 12 and iOS 15, one without

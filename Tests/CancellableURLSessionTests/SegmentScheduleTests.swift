@@ -291,6 +291,86 @@ import Testing
         #expect(found.first?.1 == .tooSlow(bytesPerSecond: 3))
     }
 
+    // MARK: Retries
+
+    static func retrying(_ retries: Int, delay: TimeInterval = 2) -> SegmentedDownloadOptions {
+        var options = Self.options()
+        options.retriesPerMirror = retries
+        options.retryDelay = delay
+        options.stallTimeout = 4  // a watch period of 1 s
+        return options
+    }
+
+    /// A fault that may pass stops only its request; the mirror rests, then fetches the segment again from the bytes
+    /// it proved; the fault after the retries runs out drops it.
+    @Test func aFaultThatMayPassIsForgivenUpToTheRetriesThenDropsTheMirror() {
+        var schedule = SegmentSchedule(mirrors: 1, options: Self.retrying(2))
+        var transfer = Self.started(schedule.begin(at: 0))[0]
+        _ = schedule.accept(Self.partial(0, 99, of: 300), for: transfer.id, at: 0)
+        _ = schedule.receive(40, for: transfer.id, at: 1)
+        for fault in [MirrorDropReason.transferFailed(.networkConnectionLost), .stalled(seconds: 4)] {
+            let actions = schedule.fail(transfer.id, fault, at: 1)
+            #expect(actions == [.cancel(id: transfer.id)], "it rests before its next request")
+            #expect(schedule.mirrors[0].dropped == nil && schedule.mirrors[0].lastRetriedFault == fault)
+            #expect(!schedule.isStranded)
+            // Rests 2 s plus one period of the 1 s watch clock: nothing after two ticks, the request after three.
+            #expect(schedule.rest(by: 1, at: 2).isEmpty)
+            #expect(schedule.rest(by: 1, at: 3).isEmpty)
+            let again = Self.started(schedule.rest(by: 1, at: 4))
+            #expect(again.map(\.start) == [40] && again.map(\.end) == [100], "from the proven bytes on")
+            transfer = again[0]
+            _ = schedule.accept(Self.partial(40, 99, of: 300), for: transfer.id, at: 4)
+        }
+        #expect(schedule.mirrors[0].retries == 2)
+        _ = schedule.fail(transfer.id, .status(503), at: 5)
+        #expect(schedule.mirrors[0].dropped == .status(503))
+        #expect(schedule.isStranded)
+    }
+
+    @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
+        for fault in [MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL)] {
+            var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(5))
+            let first = Self.started(schedule.begin(at: 0))
+            _ = schedule.fail(first[0].id, fault, at: 0)
+            #expect(schedule.mirrors[0].dropped == fault)
+            #expect(schedule.mirrors[0].retries == 0)
+        }
+    }
+
+    /// The count is of faults in a row: a segment the mirror completes starts it again. Without a delay, the request
+    /// is made again at once; the other mirror takes the freed segment first if it is free.
+    @Test func aCompletedSegmentStartsTheCountAgainAndNoDelayRetriesAtOnce() {
+        var schedule = SegmentSchedule(mirrors: 1, options: Self.retrying(1, delay: 0))
+        var transfer = Self.started(schedule.begin(at: 0))[0]
+        _ = schedule.accept(Self.partial(0, 99, of: 300, tag: nil), for: transfer.id, at: 0)
+        for round in 0..<3 {
+            _ = schedule.receive(10, for: transfer.id, at: 1)
+            let actions = schedule.fail(transfer.id, .endedEarly(received: 10, expected: 100), at: 1)
+            // Unproven bytes (no validator) are fetched again: the segment starts over at its own start.
+            let again = Self.started(actions)
+            #expect(again.map(\.start) == [Int64(round) * 100], "round \(round)")
+            transfer = again[0]
+            let start = again[0].start
+            _ = schedule.accept(Self.partial(start, start + 99, of: 300, tag: nil), for: transfer.id, at: 1)
+            let (_, _, next) = schedule.receive(100, for: transfer.id, at: 2)
+            #expect(schedule.mirrors[0].faultsInARow == 0)
+            if round < 2 { transfer = Self.started(next)[0] }
+        }
+        #expect(schedule.isComplete)
+        #expect(schedule.mirrors[0].retries == 3 && schedule.mirrors[0].dropped == nil)
+    }
+
+    /// Before any mirror has said the length, a forgiven fault gives the mirror its segment of the first grid again.
+    @Test func aFaultBeforeTheLengthIsKnownAsksForTheSameSegmentAgain() {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(1, delay: 0))
+        let first = Self.started(schedule.begin(at: 0))
+        let (take, actions) = schedule.accept(SegmentSchedule.Answer(status: 503), for: first[1].id, at: 0)
+        #expect(!take)
+        #expect(Self.started(actions).map(\.mirror) == [1])
+        #expect(Self.started(actions).map(\.start) == [100])
+        #expect(schedule.total == nil)
+    }
+
     @Test func anEmptyFileIsCompleteAtOnce() {
         var schedule = SegmentSchedule(mirrors: 1, options: Self.options())
         let first = Self.started(schedule.begin(at: 0))

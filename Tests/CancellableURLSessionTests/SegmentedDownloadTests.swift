@@ -206,6 +206,50 @@ import FoundationNetworking
         #expect(result.mirrors[1].bytesWritten == 0 && result.mirrors[2].bytesWritten == 0)
     }
 
+    /// A lone mirror whose first answer is cut off and whose second is `503`: forgiven twice, it finishes the file,
+    /// asking again from the bytes its first answer proved, after resting. Without retries, it is dropped.
+    @Test func aMirrorForgivenItsFaultsFinishesTheFileAlone() async throws {
+        let answered = Shared(0)
+        let mirrors = try serve([
+            { request in
+                let index = answered.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
+                switch index {
+                case 0: return Self.resource(interruption: .reset(after: 40_000))(request)
+                case 1: return .status(503, body: Data())
+                default: return Self.resource()(request)
+                }
+            }
+        ])
+        // The rest is counted on the stall watch, every second here: long enough for no stall to be seen on a loaded
+        // machine under ThreadSanitizer.
+        var options = Self.options(stallTimeout: 4)
+        options.retriesPerMirror = 2
+        options.retryDelay = 0.2
+        let result = try #require(try expectIntact(await download(mirrors, options: options)))
+        #expect(result.mirrors[0].dropped == nil)
+        #expect(result.mirrors[0].retries == 2)
+        #expect(result.mirrors[0].lastRetriedFault == .status(503))
+        let connections = try #require(servers.first).connections.filter { $0.unanswered == nil }
+        #expect(
+            connections.prefix(3).map(\.range) == [
+                "bytes=0-131071", "bytes=40000-131071", "bytes=40000-131071",
+            ]
+        )
+
+        answered.withLock { $0 = 0 }
+        try FileManager.default.removeItem(at: directory.destination)
+        let outcome = await download(mirrors)
+        guard case .failure(SegmentedDownloadError.everyMirrorDropped(let statuses)) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(statuses[0].dropped?.isTransient == true && statuses[0].retries == 0)
+        #expect(try directory.contents().isEmpty)
+    }
+
     @Test func aStalledMirrorIsDroppedAndItsSegmentFinishedElsewhere() async throws {
         let mirrors = try serve([Self.resource(interruption: .stall(after: 20_000)), Self.resource()])
         // Without the end game, which would race the stalled segment's rest and stop it before it counts as stalled.
@@ -367,6 +411,18 @@ import FoundationNetworking
         for (option, value, reason) in invalid {
             var options = SegmentedDownloadOptions()
             options[keyPath: option] = value
+            let error = await failure(
+                of: session.segmentedDownload(from: mirror, to: directory.destination, options: options)
+            )
+            #expect(error as? SegmentedDownloadError == .invalidOptions(reason))
+        }
+        for (retries, delay, reason) in [
+            (-1, 1.0, "retriesPerMirror -1 is not 0...1000"), (1, -1, "retryDelay -1.0 is not 0...86400 seconds"),
+            (1, .nan, "retryDelay nan is not 0...86400 seconds"),
+        ] {
+            var options = SegmentedDownloadOptions()
+            options.retriesPerMirror = retries
+            options.retryDelay = delay
             let error = await failure(
                 of: session.segmentedDownload(from: mirror, to: directory.destination, options: options)
             )

@@ -170,6 +170,18 @@ func snippet_CancellableDownloads_16() async throws {
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
 func snippet_CancellableDownloads_17() async throws {
     let session = URLSession.withProgressReporting()
+    var options = SegmentedDownloadOptions()
+    options.connectionsPerMirror = 4
+    options.retriesPerMirror = 3
+    options.retryDelay = 2
+    session.segmentedDownload(from: [primary], to: file, options: options)
+        .done { result in show("\(result.mirrors[0].retries) faults forgiven") }
+        .catch { show($0) }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
+func snippet_CancellableDownloads_18() async throws {
+    let session = URLSession.withProgressReporting()
     let metalinkHashes = [String]()   // the <hash> elements of <pieces length="262144" type="sha-256">, in order
     let expected = DownloadIntegrity(length: 734_003_200, pieces: PieceDigests(length: 262_144, sha256: metalinkHashes))
     session.segmentedDownload(from: [primary, europe, asia], to: file, verifying: expected)
@@ -181,8 +193,8 @@ func snippet_CancellableDownloads_17() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
-func snippet_CancellableDownloads_18() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 19
+func snippet_CancellableDownloads_19() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     download.promise.done { install(from: $0.url) }.catch { show($0) }
@@ -197,8 +209,8 @@ func snippet_CancellableDownloads_18() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 19
-func snippet_CancellableDownloads_19() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 20
+func snippet_CancellableDownloads_20() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     let stateFile = file.appendingPathExtension("download")
