@@ -285,7 +285,7 @@ extension CancellablePromise {
             rejectBox: CancellablePromise<Step.Output>.rejectBox
         )
         let cargo = LinkCargo(step: step, queue: on, flags: flags)
-        let box = LinkPromise<Step.Output, LinkCargo<Step>>(arbiter: state, cargo: cargo)
+        let box = LinkPromise<Step.Output, LinkCargo<Step>?>(arbiter: state, cargo: cargo)
         let link = CancellablePromise<Step.Output>(box: box, state: state)
         promise.pipe { [box] result in box.receive(result) }
         return link
@@ -315,20 +315,20 @@ extension LinkPromise {
     /// passes straight through, without a hop. Either way the step — and what its body captured — is released
     /// before the link resolves, as PromiseCore's steps release their bodies.
     @inlinable
-    func receive<Step: LinkStep>(_ result: Result<Step.Input>) where Cargo == LinkCargo<Step>, Step.Output == T {
+    func receive<Step: LinkStep>(_ result: Result<Step.Input>) where Cargo == LinkCargo<Step>?, Step.Output == T {
         let sink = LinkSink(box: self, state: unsafeDowncast(arbiter, to: LockedCancellationState.self))
         guard Step.handling.runs(for: result) else {
-            cargo = nil
+            _ = takeCargo()
             sink.resolve(result.castError())
             return
         }
-        guard let queue = cargo.unsafelyUnwrapped.queue else {
+        guard let queue = readCargo({ $0.queue }) else {
             // Inline: no `dispatch` closure per resolution.
             runStep(result, into: sink)
             return
         }
         // The hop captures this promise, not the step: the step stays in the cargo until the hop takes it out.
-        dispatch(on: queue, flags: cargo.unsafelyUnwrapped.flags) { self.runStep(result, into: sink) }
+        dispatch(on: queue, flags: readCargo { $0.flags }) { self.runStep(result, into: sink) }
     }
 
     /// Takes the step out of the cargo and runs it, handing it over whole: the step releases its body before it
@@ -337,8 +337,8 @@ extension LinkPromise {
     func runStep<Step: LinkStep>(
         _ result: Result<Step.Input>,
         into sink: LinkSink<T>
-    ) where Cargo == LinkCargo<Step>, Step.Output == T {
-        let step = cargo.take().unsafelyUnwrapped.step
+    ) where Cargo == LinkCargo<Step>?, Step.Output == T {
+        let step = takeCargo().unsafelyUnwrapped.step
         (consume step).runUnlessResolved(result, into: sink)
     }
 }

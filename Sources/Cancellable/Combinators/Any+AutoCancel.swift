@@ -15,7 +15,7 @@ public func any<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<[M
 /// promise cancels every input still pending.
 @inlinable
 public func any<T>(_ promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<[Maybe<T>]> {
-    combine(promises, autoCancel: autoCancel, PromiseCore.any(promises.map(\.promise)))
+    combine(promises, autoCancel: autoCancel, PromiseCore.any(promises.map { $0.promise }))
 }
 
 /// Waits for every input and reports each outcome in input order.
@@ -49,7 +49,7 @@ public func some<T>(_ count: Int, _ promises: [CancellablePromise<T>]) -> Cancel
 /// ```
 @inlinable
 public func some<T>(_ count: Int, _ promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<[T]> {
-    combine(promises, autoCancel: autoCancel, PromiseCore.some(count, promises.map(\.promise)))
+    combine(promises, autoCancel: autoCancel, PromiseCore.some(count, promises.map { $0.promise }))
 }
 
 /// Fulfills with the first `count` values, in the order they fulfilled.

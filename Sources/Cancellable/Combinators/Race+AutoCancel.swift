@@ -30,7 +30,7 @@ public func race<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<T
 /// input, with its reason, likewise before the race rejects. An empty array rejects with `PMKError.badInput`.
 @inlinable
 public func race<T>(_ promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<T> {
-    combine(promises, autoCancel: autoCancel, PromiseCore.race(promises.map(\.promise)))
+    combine(promises, autoCancel: autoCancel, PromiseCore.race(promises.map { $0.promise }))
 }
 
 /// Resolves like the first input to resolve. The inputs are never cancelled by the race.

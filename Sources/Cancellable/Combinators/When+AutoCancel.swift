@@ -23,7 +23,7 @@ public func when<T>(fulfilled promises: [CancellablePromise<T>]) -> CancellableP
 /// fulfills with `[]`.
 @inlinable
 public func when<T>(fulfilled promises: [CancellablePromise<T>], autoCancel: Bool) -> CancellablePromise<[T]> {
-    combine(promises, autoCancel: autoCancel, PromiseCore.when(fulfilled: promises.map(\.promise)))
+    combine(promises, autoCancel: autoCancel, PromiseCore.when(fulfilled: promises.map { $0.promise }))
 }
 
 /// Waits for every input; rejects with the first error; with `autoCancel`, that error cancels the rest.
@@ -170,7 +170,7 @@ public func when<T>(
     resolved promises: [CancellablePromise<T>],
     autoCancel: Bool
 ) -> CancellablePromise<[Result<T>]> {
-    combine(promises, autoCancel: autoCancel, PromiseCore.when(resolved: promises.map(\.promise)))
+    combine(promises, autoCancel: autoCancel, PromiseCore.when(resolved: promises.map { $0.promise }))
 }
 
 /// Waits for every input to resolve, either way.

@@ -41,16 +41,35 @@ package class ArbitratedPromise<T>: Promise<T> {
 /// The handler the link adds to its input captures only this object — a closure whose context is one object uses
 /// that object as its context — so a link allocates no closure context (see ``ChainLink``, whose rules apply: the
 /// cargo is taken out once, by the input's handler, and only that thread touches it after the link is made).
+///
+/// `Cargo` is an optional (`nil` once taken), and the stored property's type is `Cargo` itself, not `Cargo?`: a
+/// generic class's deinit is not specialised, and destroying a `Cargo?` would look up the metadata of `Optional<Cargo>`
+/// on every link's release (see ``_PromiseStorage``), where `Cargo`'s is in the class's own metadata.
 @usableFromInline
 package final class LinkPromise<T, Cargo>: ArbitratedPromise<T> {
     @usableFromInline
     @exclusivity(unchecked)
-    package final var cargo: Cargo?
+    package final var cargo: Cargo
 
     @inlinable
     package init(arbiter: _ResolutionArbiter, cargo: Cargo) {
         self.cargo = cargo
         super.init(arbiter: arbiter)
+    }
+}
+
+extension LinkPromise {
+    /// Takes the cargo out; `nil` once taken. Written here, in the module that declares ``cargo``: an access written
+    /// in another module does not see its `@exclusivity(unchecked)` and is checked at run time.
+    @inlinable
+    package final func takeCargo<Wrapped>() -> Wrapped? where Cargo == Wrapped? {
+        cargo.take()
+    }
+
+    /// What `body` reads of the cargo, which must not be taken yet; as ``takeCargo()``, without a run-time check.
+    @inlinable
+    package final func readCargo<Wrapped, Value>(_ body: (Wrapped) -> Value) -> Value where Cargo == Wrapped? {
+        body(cargo.unsafelyUnwrapped)
     }
 }
 
