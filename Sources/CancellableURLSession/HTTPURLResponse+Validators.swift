@@ -60,6 +60,19 @@ extension HTTPURLResponse {
     var announcedLength: Int64? {
         expectedContentLength >= 0 && !isContentCoded ? expectedContentLength : nil
     }
+
+    /// How long the server asks to be left alone (`Retry-After`, RFC 9110 §10.2.3), in seconds from `now`: a number
+    /// of seconds (digits only, at most nine), or an HTTP date (`0` if it is past). `nil` if absent or anything else.
+    func retryAfter(now: Date) -> TimeInterval? {
+        guard let text = value(forHTTPHeaderField: "Retry-After")?.trimmingCharacters(in: .whitespaces) else {
+            return nil
+        }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        if !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy(digits.contains) {
+            return TimeInterval(text)
+        }
+        return HTTPDate.parse(text).map { max(0, $0.timeIntervalSince(now)) }
+    }
 }
 
 /// HTTP dates, in the three formats a recipient must accept (RFC 9110 §5.6.7).

@@ -233,6 +233,8 @@ struct SegmentSchedule: Sendable {
         /// Whether it names another validator of the kind the reference has.
         var contradictsReference = false
         var contentCoding: String?
+        /// How long the server asked to be left alone (`Retry-After`), in seconds.
+        var retryAfter: TimeInterval?
     }
 
     /// Checks transfer `id`'s response against the file the other mirrors serve.
@@ -272,7 +274,7 @@ struct SegmentSchedule: Sendable {
         case 200:
             return (false, drop(transfer.mirror, .ignoresRanges, at: now))
         default:
-            return (false, fail(id, .status(answer.status), at: now))
+            return (false, fail(id, .status(answer.status), at: now, retryAfter: answer.retryAfter))
         }
     }
 
@@ -414,21 +416,31 @@ struct SegmentSchedule: Sendable {
         return actions + schedule(at: now)
     }
 
+    /// The longest `Retry-After` a mirror is waited for, in seconds: one that asks for more is dropped.
+    static let longestRetryAfter: TimeInterval = 300
+
     /// Transfer `id` failed for `reason`. A fault that may pass (``MirrorDropReason/isTransient``), within
     /// ``retriesPerMirror`` in a row, stops only this transfer — its segment goes to the others, or back to its mirror
-    /// once the mirror has rested ``retryDelay`` —; any other drops the mirror.
-    mutating func fail(_ id: Int, _ reason: MirrorDropReason, at now: TimeInterval) -> [Action] {
+    /// once the mirror has rested ``retryDelay``, or `retryAfter` (the server's `Retry-After`) if that is longer —;
+    /// any other drops the mirror, and so does a `retryAfter` over ``longestRetryAfter``.
+    mutating func fail(
+        _ id: Int,
+        _ reason: MirrorDropReason,
+        at now: TimeInterval,
+        retryAfter: TimeInterval? = nil
+    ) -> [Action] {
         guard let transfer = transfers[id] else { return [] }
         let mirror = transfer.mirror
-        guard reason.isTransient, mirrors[mirror].faultsInARow < retriesPerMirror else {
-            return drop(mirror, reason, at: now)
-        }
+        guard reason.isTransient, mirrors[mirror].faultsInARow < retriesPerMirror,
+            (retryAfter ?? 0) <= Self.longestRetryAfter
+        else { return drop(mirror, reason, at: now) }
+        let rest = max(retryDelay, retryAfter ?? 0)
         mirrors[mirror].faultsInARow += 1
         mirrors[mirror].retries += 1
         mirrors[mirror].lastRetriedFault = reason
         // The watch clock counts the rest down in its ticks, at some point of its period: one period more, so that
-        // the rest lasts at least `retryDelay`.
-        mirrors[mirror].resting = retryDelay > 0 ? retryDelay + watchPeriod : 0
+        // the rest lasts at least as long as asked.
+        mirrors[mirror].resting = rest > 0 ? rest + watchPeriod : 0
         return stop(transfer, keepingProvenBytes: true) + schedule(at: now)
     }
 

@@ -850,7 +850,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             rangeHeader: header,
             validator: http.strongValidator,
             contradictsReference: reference.map(http.contradicts) ?? false,
-            contentCoding: http.isContentCoded ? http.value(forHTTPHeaderField: "Content-Encoding") : nil
+            contentCoding: http.isContentCoded ? http.value(forHTTPHeaderField: "Content-Encoding") : nil,
+            retryAfter: http.retryAfter(now: Date())
         )
     }
 

@@ -37,8 +37,9 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
     /// fault drops its mirror.
     public var retriesPerMirror = 0
     /// How long a mirror rests after a forgiven fault before it is sent another request, in seconds (aria2's
-    /// `--retry-wait`); measured by the stall watch, whose period is a quarter of ``stallTimeout`` up to a second, so
-    /// the rest lasts up to one period longer. Default: 1.
+    /// `--retry-wait`); longer if the server's `Retry-After` (seconds, or an HTTP date) asks for longer, up to five
+    /// minutes — a mirror that asks for more is dropped. Measured by the stall watch, whose period is a quarter of
+    /// ``stallTimeout`` up to a second, so the rest lasts up to one period longer. Default: 1.
     public var retryDelay: TimeInterval = 1
 
     /// The default options.

@@ -321,6 +321,24 @@ import FoundationNetworking
         #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
     }
 
+    /// `Retry-After` is a number of seconds or an HTTP date; anything else a server sends is no answer at all.
+    @Test func retryAfterIsSecondsOrADateAndNothingElse() {
+        let now = Date(timeIntervalSince1970: 784_111_747)  // 30 s before the date below
+        func retryAfter(_ value: String) -> TimeInterval? {
+            Self.response(503, ["Retry-After": value]).retryAfter(now: now)
+        }
+        #expect(retryAfter("120") == 120)
+        #expect(retryAfter(" 7 ") == 7)
+        #expect(retryAfter("0") == 0)
+        #expect(retryAfter("999999999") == 999_999_999)
+        #expect(retryAfter("Sun, 06 Nov 1994 08:49:37 GMT") == 30)
+        #expect(retryAfter("Sun, 06 Nov 1994 08:49:00 GMT") == 0, "a date past is now")
+        for hostile in ["-1", "+5", "1.5", "1e3", "0x10", "1000000000", "12 34", "abc", "", "٣"] {
+            #expect(retryAfter(hostile) == nil, "\(hostile)")
+        }
+        #expect(Self.response(503, [:]).retryAfter(now: now) == nil)
+    }
+
     // MARK: The request
 
     @Test func aResumedRequestAsksForTheRestUnderTheValidatorWithoutAContentCoding() throws {

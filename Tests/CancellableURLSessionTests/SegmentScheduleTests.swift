@@ -327,6 +327,30 @@ import Testing
         #expect(schedule.isStranded)
     }
 
+    /// A server's `Retry-After` lengthens the rest (never shortens it); one over five minutes drops the mirror.
+    @Test func aRetryAfterLongerThanTheDelayIsWaitedForUpToFiveMinutes() {
+        var schedule = SegmentSchedule(mirrors: 1, options: Self.retrying(3, delay: 1))
+        let first = Self.started(schedule.begin(at: 0))[0]
+        _ = schedule.accept(SegmentSchedule.Answer(status: 503, retryAfter: 3), for: first.id, at: 0)
+        // 3 s plus one period of the 1 s watch clock.
+        for tick in 1...3 { #expect(schedule.rest(by: 1, at: Double(tick)).isEmpty, "tick \(tick)") }
+        let second = Self.started(schedule.rest(by: 1, at: 4))
+        #expect(second.map(\.start) == [0])
+        _ = schedule.accept(SegmentSchedule.Answer(status: 429, retryAfter: 0), for: second[0].id, at: 4)
+        #expect(schedule.rest(by: 1, at: 5).isEmpty, "the delay still holds")
+        let third = Self.started(schedule.rest(by: 1, at: 6))
+        #expect(third.count == 1)
+        _ = schedule.accept(SegmentSchedule.Answer(status: 503, retryAfter: 301), for: third[0].id, at: 6)
+        #expect(schedule.mirrors[0].dropped == .status(503))
+        #expect(schedule.mirrors[0].retries == 2)
+
+        // A delay of the caller's own over five minutes is the caller's to choose.
+        var patient = SegmentSchedule(mirrors: 1, options: Self.retrying(1, delay: 600))
+        let request = Self.started(patient.begin(at: 0))[0]
+        _ = patient.fail(request.id, .transferFailed(.networkConnectionLost), at: 0)
+        #expect(patient.mirrors[0].dropped == nil && patient.mirrors[0].resting == 601)
+    }
+
     @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
         for fault in [MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL)] {
             var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(5))

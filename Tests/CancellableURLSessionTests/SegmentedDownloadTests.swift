@@ -250,6 +250,28 @@ import FoundationNetworking
         #expect(try directory.contents().isEmpty)
     }
 
+    /// A mirror that answers `503` with `Retry-After: 1` is asked again no sooner than a second later.
+    @Test func aMirrorIsLeftAloneForAsLongAsItsRetryAfterSays() async throws {
+        let asked = Shared<[Date]>([])
+        let mirrors = try serve([
+            { request in
+                let count = asked.withLock { dates in
+                    dates.append(Date())
+                    return dates.count
+                }
+                return count == 1 ? .statusWithFields(503, fields: ["Retry-After: 1"]) : Self.resource()(request)
+            }
+        ])
+        var options = Self.options(stallTimeout: 2)
+        options.retriesPerMirror = 1
+        options.retryDelay = 0
+        let result = try #require(try expectIntact(await download(mirrors, options: options)))
+        #expect(result.mirrors[0].retries == 1 && result.mirrors[0].lastRetriedFault == .status(503))
+        let dates = asked.current
+        #expect(dates.count >= 2)
+        if dates.count >= 2 { #expect(dates[1].timeIntervalSince(dates[0]) >= 1) }
+    }
+
     @Test func aStalledMirrorIsDroppedAndItsSegmentFinishedElsewhere() async throws {
         let mirrors = try serve([Self.resource(interruption: .stall(after: 20_000)), Self.resource()])
         // Without the end game, which would race the stalled segment's rest and stop it before it counts as stalled.

@@ -41,6 +41,8 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         case body(Data, chunkSize: Int = 16_384, bytesPerSecond: Int? = nil)
         /// Any status with a small body.
         case status(Int, body: Data)
+        /// Any status with these header fields (`Name: value` lines) and no body.
+        case statusWithFields(Int, fields: [String])
         /// Announces `contentLength` bytes, sends `sending` of them, then closes the connection.
         case closeMidBody(contentLength: Int, sending: Int)
         /// Reads the request and never answers, until the client goes away.
@@ -312,6 +314,9 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 $0.bytesSent = body.count
                 $0.completed = true
             }
+        case .statusWithFields(let code, let fields):
+            _ = sendHead(client, code, length: 0, fields: fields, record: index)
+            update(index) { $0.completed = true }
         case .closeMidBody(let contentLength, let sending):
             guard sendHead(client, 200, length: contentLength, record: index) else { return }
             _ = writeAll(client, Data(repeating: 0x61, count: sending))
