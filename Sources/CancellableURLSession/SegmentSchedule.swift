@@ -533,18 +533,21 @@ struct SegmentSchedule: Sendable {
     private mutating func restartFreeSegments(at now: TimeInterval) -> [Action] {
         var actions: [Action] = []
         for mirror in mirrors.indices where mirrors[mirror].isUsable {
-            while mirrors[mirror].connections < connectionsPerMirror,
-                let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete })
-            {
+            while mirrors[mirror].connections < connectionsPerMirror, let free = firstFreeSegment {
                 actions.append(startTransfer(mirror: mirror, segment: free, at: now))
             }
         }
         return actions
     }
 
+    /// The first segment nobody works on that still has bytes to fetch.
+    private var firstFreeSegment: Int? {
+        segments.indices.first { segments[$0].transfers.isEmpty && !segments[$0].isComplete }
+    }
+
     /// The segment `mirror` should fetch next, split off if need be; `nil` if none is worth it.
     private mutating func nextSegment(for mirror: Int) -> Int? {
-        if let free = segments.indices.first(where: { segments[$0].transfers.isEmpty && !segments[$0].isComplete }) {
+        if let free = firstFreeSegment {
             // A free segment longer than a segment (a resumed download's gap) gives up its tail to the others.
             if segments[free].remaining > segmentSize, !segments[free].exclusive {
                 let cut = segments[free].done + segmentSize

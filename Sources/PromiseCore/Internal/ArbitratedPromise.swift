@@ -47,9 +47,10 @@ package class ArbitratedPromise<T>: Promise<T> {
 /// on every link's release (see ``_PromiseStorage``), where `Cargo`'s is in the class's own metadata.
 @usableFromInline
 package final class LinkPromise<T, Cargo>: ArbitratedPromise<T> {
+    /// Reached from other modules only through ``takeCargo()`` and ``readCargo(_:)``.
     @usableFromInline
     @exclusivity(unchecked)
-    package final var cargo: Cargo
+    final var cargo: Cargo
 
     @inlinable
     package init(arbiter: _ResolutionArbiter, cargo: Cargo) {
