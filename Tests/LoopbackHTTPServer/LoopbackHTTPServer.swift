@@ -382,13 +382,9 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             waitForClientToClose(client)
             update(index) { $0.clientClosedAt = Date() }
         case .hold(let after, let gate):
-            while !gate.isOpen {
-                if clientHasClosed(client) {
-                    update(index) { $0.clientClosedAt = Date() }
-                    return
-                }
-                var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-                _ = poll(&descriptor, 1, 5)
+            if waitForClientToClose(client, orUntil: gate) {
+                update(index) { $0.clientClosedAt = Date() }
+                return
             }
             stream(
                 body,
@@ -536,11 +532,17 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
-    private func waitForClientToClose(_ client: Int32) {
+    /// Waits until the client closes the connection, or until `gate` opens.
+    ///
+    /// - Returns: whether the client closed it.
+    @discardableResult
+    private func waitForClientToClose(_ client: Int32, orUntil gate: Gate? = nil) -> Bool {
         while !clientHasClosed(client) {
+            if gate?.isOpen == true { return false }
             var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, 50)
+            _ = poll(&descriptor, 1, gate == nil ? 50 : 5)
         }
+        return true
     }
 
     private func writeAll<D: DataProtocol>(_ client: Int32, _ data: D) -> Bool {
