@@ -39,6 +39,9 @@ final class FileDownload: @unchecked Sendable {
     private var isClaimed = true
     /// Where a test stops the download to force an interleaving; read once, when the download is made.
     let hooks = DownloadHooks.current
+    /// Whether a cancellation won, set by ``cancelled(_:)`` on the cancelling thread: a file the session downloaded
+    /// elsewhere is not moved in after it (``fill(from:)``). The lock also covers that move.
+    private let cancellation = Locked(false)
 
     /// A download of `request` from the start into a new partial file next to `destination`.
     ///
@@ -214,16 +217,36 @@ final class FileDownload: @unchecked Sendable {
         handle = nil
         do {
             guard let location else { throw URLError(.cannotOpenFile) }
-            try partial.fill(from: location)
+            let moved = try cancellation.withLock { cancelled in
+                Swift.Result { if !cancelled { try partial.fill(from: location) } }.map { !cancelled }
+            }.get()
+            // A cancellation won (the ending will see it): the file is not the download's to keep. swift-corelibs-
+            // foundation leaves it where it wrote it; Apple's Foundation removes it once the completion returns.
+            guard moved else {
+                try? FileManager.default.removeItem(at: location)
+                return nil
+            }
             let size = try PartialFile.size(of: partial.url)
             return state.filled(size: size) ? size : nil
         } catch {
+            location.map { try? FileManager.default.removeItem(at: $0) }
             state.failWriting(error)
             return nil
         }
     }
 
     // MARK: The ending
+
+    /// A cancellation won, on the cancelling thread, before the promise rejects: the ending will lose its decision
+    /// (``finish(taskError:statusError:response:resolver:)``) and keep nothing but what a pause of a resumable
+    /// download keeps. What it will not keep is removed now, so that whoever sees the rejection finds it gone. The
+    /// file stays claimed until the ending lets go of it: nothing else can take its name meanwhile, and a write the
+    /// delegate queue is making goes to the removed file, which the system frees once the download closes it.
+    func cancelled(_ reason: CancellationReason) {
+        guard reason != .paused || resumeData == nil else { return }  // kept: flushed and handed out by the ending
+        cancellation.withLock { $0 = true }
+        partial.remove()
+    }
 
     /// Ends the download: decides, under the promise's cancellation lock, whether the transfer's own ending or a
     /// cancellation wins; then carries out the winner on the partial file — moves it into place, keeps it for a
@@ -327,7 +350,8 @@ final class FileDownload: @unchecked Sendable {
 struct DownloadHooks: Sendable {
     /// On the delegate queue, before URLSession is answered (after a response, before a redirect).
     var willAnswer: (@Sendable () -> Void)?
-    /// In the cancel handler, on the cancelling thread: the promise is already rejected, the task not yet cancelled.
+    /// In the cancel handler, on the cancelling thread: the cancellation has won, the task is not yet cancelled and the
+    /// promise not yet rejected.
     var willCancelTask: (@Sendable () -> Void)?
     /// On the delegate queue, once the transfer has ended: before its ending and a cancellation are decided.
     var willDecide: (@Sendable () -> Void)?

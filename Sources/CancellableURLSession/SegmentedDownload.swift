@@ -682,27 +682,33 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// Stops every request and rejects with `error`, unless a cancellation came first. A resumable download that
-    /// lost every mirror keeps its bytes.
+    /// lost every mirror keeps its bytes, once they are flushed to disk.
     private func fail(_ error: Error) {
         let keeps = resumeData != nil && error is SegmentedDownloadError
-        guard let (resolver, kept) = stop(keeping: keeps), let resolver else { return }
+        guard let (resolver, stopped) = stop(keeping: keeps), let resolver else { return }
         stopWatching()
         cancelAll()
-        let decision = resolver.decide {
-            if kept == nil { partial.remove() }
-            return .rejected(error)
-        }
-        switch decision {
-        case .cancelled(let reason) where reason != .paused:
-            partial.remove()
-            publish(nil)
-        default:
-            if let kept {
-                keep(kept.ranges, of: kept.total, validator: kept.validator)
+        // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
+        let kept = stopped.flatMap { partial.flush() ? $0 : nil }
+        // What is kept, and its resume data, are settled before the promise rejects.
+        let settle = { (keeping: Kept?) in
+            if let keeping {
+                self.keep(keeping.ranges, of: keeping.total, validator: keeping.validator)
             } else {
-                partial.remove()
-                publish(nil)
+                self.partial.remove()
+                self.publish(nil)
             }
+        }
+        switch resolver.decide({
+            settle(kept); return .rejected(error)
+        }) {
+        case .resolved:
+            break
+        case .cancelled(let reason):
+            // Its cancel handler removed the file already, unless it is a pause: that keeps what this failure kept.
+            settle(reason == .paused ? kept : nil)
+        case .resolvedAlready:
+            settle(nil)
         }
     }
 
@@ -714,8 +720,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var validator: DownloadResumeData.Validator?
     }
 
-    /// Stops the download if it is running: no byte is written after it returns. If `keeping`, the file's bytes are
-    /// flushed to disk first, and what it holds is returned unless the flush failed.
+    /// Stops the download if it is running: no byte is written after it returns. If `keeping`, what the file holds
+    /// is returned, to keep once it is flushed to disk — which the caller does, outside the lock every callback needs.
     ///
     /// - Returns: `nil` if the download had already stopped or was ending; else the resolver, and what is kept.
     private func stop(keeping: Bool) -> (DecidingResolver<SegmentedDownloadResult>?, Kept?)? {
@@ -723,8 +729,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             guard state.phase == .running else { return nil }
             state.phase = .stopped
             var kept: Kept?
-            // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
-            if keeping, state.handle.map({ PartialFile.synchronize($0.fileDescriptor) }) ?? true {
+            if keeping {
                 kept = Kept(
                     ranges: state.schedule.keptRanges,
                     total: state.schedule.total,
@@ -803,19 +808,31 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// The promise was cancelled: stops every request and removes the partial file (unless the download is already
-    /// ending, which then sees the cancellation and removes it). It runs after the promise is rejected, on the
-    /// cancelling thread: the file is gone when `cancel()` returns, or, if the ending was under way, once it has
-    /// seen the cancellation.
+    /// ending, which then sees the cancellation and removes it). It runs on the cancelling thread before the promise
+    /// rejects: whoever sees the rejection finds the file gone.
     ///
-    /// A pause (`reason` `.paused`) of a resumable download keeps the bytes written instead: it stops every write,
-    /// flushes the file, and publishes the resume data.
+    /// A pause (`reason` `.paused`) of a resumable download keeps the bytes written instead: it stops every write
+    /// here, and on the session's delegate queue — not on the caller's thread, usually the main thread — flushes the
+    /// file and publishes the resume data.
     func cancel(_ reason: CancellationReason) {
         let pausing = reason == .paused && resumeData != nil
-        guard let (_, kept) = stop(keeping: pausing) else { return }
-        if let kept {
+        guard let (_, stopped) = stop(keeping: pausing) else {
+            // The download was already ending: that ending loses its decision to this cancellation, and removes the
+            // file too — after the promise has rejected. Removed now, unless a pause keeps it.
+            if !pausing { partial.remove() }
+            return
+        }
+        if let stopped {
             stopWatching()
             cancelAll()
-            keep(kept.ranges, of: kept.total, validator: kept.validator)
+            session.delegateQueue.addOperation { [self] in
+                // Bytes that cannot be flushed are not kept: resume data would name bytes a power loss can take.
+                guard partial.flush() else {
+                    partial.remove()
+                    return publish(nil)
+                }
+                keep(stopped.ranges, of: stopped.total, validator: stopped.validator)
+            }
             return
         }
         partial.remove()  // first: the promise is already rejected, and nothing writes to the file any more

@@ -157,10 +157,11 @@ extension URLSession {
     ///
     /// The body is written to a hidden file next to the destination (`.<name>.<UUID>.partial`), which replaces the
     /// destination in one step when the download succeeds. If the transfer fails, is cancelled, or the status is
-    /// outside 200–299 (``HTTPStatusError``), the partial file is removed and a file already at the destination
-    /// is left as it was. A destination whose folder does not exist (`CocoaError.fileNoSuchFile`) or cannot be
-    /// written (`.fileWriteNoPermission`), that is a folder (`.fileWriteFileExists`), or whose path has `..`
-    /// (`.fileWriteInvalidFileName`) rejects at once, and nothing is sent. To pause and continue later, use
+    /// outside 200–299 (``HTTPStatusError``), the partial file is removed — before the promise rejects, so that a
+    /// `catch` on any queue finds it gone — and a file already at the destination is left as it was. A destination
+    /// whose folder does not exist (`CocoaError.fileNoSuchFile`) or cannot be written (`.fileWriteNoPermission`), that
+    /// is a folder (`.fileWriteFileExists`), or whose path has `..` (`.fileWriteInvalidFileName`) rejects at once, and
+    /// nothing is sent. To pause and continue later, use
     /// ``resumableDownload(for:to:verifying:file:line:progress:)``.
     ///
     /// A request with its own `Range` header downloads that part: the `206` answering it is the file (a server
@@ -367,7 +368,8 @@ extension URLSession {
 
     /// Downloads `request` into `file`: streamed through `router` if the session has live delivery, with a download
     /// task and a completion handler otherwise. How it ends — and whether that or a cancellation wins — is `file`'s to
-    /// decide, under the promise's cancellation lock: the cancel handler only stops the task.
+    /// decide, under the promise's cancellation lock. A cancellation that wins stops the task and removes what it does
+    /// not keep before the promise rejects (``FileDownload/cancelled(_:)``).
     private func download(
         _ request: URLRequest,
         into download: FileDownload,
@@ -398,9 +400,10 @@ extension URLSession {
                     cancel = { cancellation.cancel(task) }
                 }
                 task.resume()
-                return { _ in
+                return { reason in
                     download.hooks.willCancelTask?()
                     cancel()
+                    download.cancelled(reason)
                 }
             }
         )

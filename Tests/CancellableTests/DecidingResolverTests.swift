@@ -46,6 +46,19 @@ import Testing
         #expect(cancels.current == [.paused])
     }
 
+    /// A download removes what it does not keep in its cancel handler: whoever sees the rejection — a handler run
+    /// inline, on the cancelling thread — sees what the handler did.
+    @Test func aCancellationRunsTheCancelHandlerBeforeThePromiseRejects() {
+        let (promise, _, cancels) = Self.work()
+        let seenByTheRejection = Shared<[CancellationReason]?>(nil)
+        promise.catch(on: nil, policy: .allErrors) { _ in seenByTheRejection.withLock { $0 = cancels.current } }
+        #expect(promise.cancel(reason: .timeout))
+        #expect(seenByTheRejection.current == [.timeout], "the handler had run when the promise rejected")
+        #expect(promise.cancellationReason == .timeout)
+        #expect(!promise.cancel(), "and ran once")
+        #expect(cancels.current == [.timeout])
+    }
+
     /// The window the download's file move sits in: decided, not yet resolved. A cancel there finds the promise
     /// decided (it returns `false`, its handler never runs), and the promise then resolves with the body's result.
     @Test func aCancelWhileTheBodyRunsLosesAndTheBodysResultStands() {

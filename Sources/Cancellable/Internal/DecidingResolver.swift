@@ -35,13 +35,26 @@ package struct DecidingResolver<T> {
 extension CancellablePromise {
     /// Makes a cancellable promise whose work ends it through a ``DecidingResolver``; `body` starts the work and
     /// returns what to run on cancel.
+    ///
+    /// Unlike other cancellable promises, a cancellation runs that cancel handler **before** it rejects the promise
+    /// (still before `cancel()` returns): whoever sees the rejection — a handler on any queue, inline or not — sees
+    /// what the handler did, a download's partial file already removed, say. (The order of an `autoCancel`
+    /// combinator, whose inputs are cancelled before it resolves; its state machine runs the callbacks on
+    /// resolution too, with ``CancellationReason/lostRace``, which is not passed on here: once the work's own ending
+    /// has won, there is nothing to cancel.)
     package convenience init(
         file: StaticString = #fileID,
         line: UInt = #line,
         deciding body: (DecidingResolver<T>) -> ((CancellationReason) -> Void)
     ) {
-        self.init(file: file, line: line)
-        addCancelAction(body(DecidingResolver(sink)))
+        self.init(callbacks: OnCancelList(), cancelsInputsOnResolution: true)
+        promise.recordCreation(file: file, line: line, as: CancellablePromise<T>.self)
+        let cancel = body(DecidingResolver(sink))
+        let state = handle.state
+        addCancelAction { reason in
+            guard state.withLock({ $0.isCancelled }) else { return }  // the ending won: nothing to cancel
+            cancel(reason)
+        }
     }
 }
 

@@ -30,17 +30,6 @@ struct DownloadDirectory: Sendable {
     func remove() {
         try? FileManager.default.removeItem(at: url)
     }
-
-    /// Whether the directory is empty within `timeout` seconds: for what a cancellation removes on the cancelling
-    /// thread, just after the promise has rejected.
-    func waitUntilEmpty(timeout: TimeInterval = 10) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while (try? contents())?.isEmpty != true {
-            guard Date() < deadline else { return false }
-            usleep(2_000)
-        }
-        return true
-    }
 }
 
 #if canImport(FoundationNetworking)
