@@ -43,10 +43,11 @@ public import FoundationNetworking
 /// ``resumeData`` resolves with `nil`) or loses (the promise is rejected as paused, the file is not moved, and the
 /// resume data holds every byte).
 ///
-/// Continuing from the byte where the download stopped needs a session that delivers bytes as they arrive: one
-/// made by `URLSession.withProgressReporting(configuration:delegateQueue:)`, or, from macOS 12 and iOS 15, one
-/// without a delegate such as `URLSession.shared`. On other sessions (and `URLSession.shared` on Linux) a paused
-/// download has written nothing yet, so its resume data says 0 bytes and resuming starts over.
+/// Continuing from the byte where the download stopped needs a session that delivers bytes as they arrive: any
+/// session without a delegate (such as `URLSession.shared`), or one made by
+/// `URLSession.withProgressReporting(configuration:delegateQueue:)`. On a session with a delegate of your own the
+/// body arrives at the end: a paused download has written nothing yet, so its resume data says 0 bytes and resuming
+/// starts over.
 ///
 /// A resumable download asks for the file without a content coding (`Accept-Encoding: identity`, unless the request
 /// names one): URLSession decodes a coded body, so its bytes could not be continued at a byte offset.

@@ -46,9 +46,9 @@ extension URLSession {
     /// - The file is written next to `destination` and renamed over it once complete and checked, as the other
     ///   downloads are: a download that fails or is cancelled leaves no file, and what was at `destination` stays.
     ///
-    /// Segments need bytes as they arrive: a session made by ``withProgressReporting(configuration:delegateQueue:)``
-    /// or, from macOS 12 and iOS 15, one without a delegate such as `URLSession.shared`; any other session rejects
-    /// with ``SegmentedDownloadError/needsLiveDelivery``. Mirrors on one host share the session's
+    /// Segments need bytes as they arrive: any session without a delegate (such as `URLSession.shared`), or one made
+    /// by ``withProgressReporting(configuration:delegateQueue:)``; a session with a delegate of your own rejects with
+    /// ``SegmentedDownloadError/needsLiveDelivery``. Mirrors on one host share the session's
     /// `httpMaximumConnectionsPerHost`. This download cannot pause: any cancellation removes its bytes.
     /// ``resumableSegmentedDownload(from:to:verifying:options:file:line:progress:)`` makes one that can.
     ///
@@ -314,7 +314,8 @@ extension URLSession {
                     request.value(forHTTPHeaderField: "Range") == nil
                 else { throw SegmentedDownloadError.invalidMirror(request.url) }
             }
-            guard let router = transferRouter else { throw SegmentedDownloadError.needsLiveDelivery }
+            let transport = transport
+            guard let router = transport.router else { throw SegmentedDownloadError.needsLiveDelivery }
             try integrity?.validate()
             let (partial, handle, schedule) = try prepare()
             let reader: FileHandle?
@@ -327,7 +328,7 @@ extension URLSession {
                 throw error
             }
             engine = SegmentedDownloadEngine(
-                session: self,
+                session: transport.session,
                 router: router,
                 requests: mirrors,
                 partial: partial,

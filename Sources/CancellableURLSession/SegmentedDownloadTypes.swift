@@ -222,9 +222,9 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
     /// positive, ``SegmentedDownloadOptions/retriesPerMirror`` 0 to 1,000, ``SegmentedDownloadOptions/retryDelay`` 0
     /// to 86,400 seconds).
     case invalidOptions(String)
-    /// The session delivers no bytes as they arrive, which segments need: use one made by
-    /// `URLSession.withProgressReporting(configuration:delegateQueue:)` (or, from macOS 12 and iOS 15, one without
-    /// a delegate, such as `URLSession.shared`).
+    /// The session delivers no bytes as they arrive, which segments need: it has a delegate of your own. Use a
+    /// session without a delegate (such as `URLSession.shared`), or one made by
+    /// `URLSession.withProgressReporting(configuration:delegateQueue:)`.
     case needsLiveDelivery
 
     /// A sentence saying what went wrong.
@@ -238,8 +238,8 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
         case .invalidMirror(let url):
             "\(url?.absoluteString ?? "(no URL)") is not an http or https request for the whole file."
         case .needsLiveDelivery:
-            "A segmented download needs a session that delivers bytes as they arrive: "
-                + "URLSession.withProgressReporting()."
+            "A segmented download needs a session that delivers bytes as they arrive, not one with a delegate of "
+                + "your own: URLSession.shared, or URLSession.withProgressReporting()."
         }
     }
 }

@@ -5,8 +5,8 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// The delegate of a session made by `URLSession.withProgressReporting(configuration:delegateQueue:)`: hands each
-/// task's callbacks to that task's ``TransferDelegate``.
+/// The delegate of a session made by `URLSession.withProgressReporting(configuration:delegateQueue:)` (or of a
+/// stand-in session, see ``Transport``): hands each task's callbacks to that task's ``TransferDelegate``.
 ///
 /// A session delegate works everywhere: FoundationNetworking on Linux never calls per-task delegates
 /// (`URLSessionTask.delegate`). On Apple platforms from macOS 12 and iOS 15, a router made with `perTask: true`

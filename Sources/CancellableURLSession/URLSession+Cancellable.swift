@@ -7,23 +7,6 @@ public import FoundationNetworking
 #endif
 
 extension URLSession {
-    /// Who hands a new task's callbacks to its `TransferDelegate`: the session's own router (a session made by
-    /// ``withProgressReporting(configuration:delegateQueue:)``); on Apple platforms from macOS 12 and iOS 15, a
-    /// router set as the task's own delegate when the session has no delegate (`URLSession.shared`), so that
-    /// such sessions report live progress too; otherwise none, and the task uses a completion handler.
-    /// FoundationNetworking on Linux never calls per-task delegates.
-    var transferRouter: TransferRouter? {
-        if let router = delegate as? TransferRouter { return router }
-        #if !canImport(FoundationNetworking)
-        if delegate == nil, #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
-            return TransferRouter(perTask: true)
-        }
-        #endif
-        return nil
-    }
-}
-
-extension URLSession {
     /// Makes a session whose cancellable transfers report progress as bytes arrive and stream downloads
     /// straight to disk.
     ///
@@ -32,12 +15,14 @@ extension URLSession {
     /// session.cancellableData(from: url) { print($0.fractionCompleted ?? 0) }
     /// ```
     ///
-    /// Any session works with the `cancellable…` methods; this one is needed for live progress on Linux, where
-    /// FoundationNetworking reports bytes only to a session's delegate, and on Apple platforms before macOS 12
-    /// and iOS 15 (later ones report live progress on any session without a delegate, such as
-    /// `URLSession.shared`). Its delegate belongs to the library: do not use the session with delegate-based
-    /// APIs of your own. Like any session with a delegate, it lives until it is invalidated: call
-    /// `finishTasksAndInvalidate()` when you no longer need it (running transfers finish first).
+    /// Any session works with the `cancellable…` methods, and one without a delegate (`URLSession.shared`,
+    /// `URLSession(configuration:)`) reports live progress too: on Linux, and on Apple platforms before macOS 12 and
+    /// iOS 15, its transfers run on a session like this one that the library makes with its configuration. Make one
+    /// yourself to choose the delegate queue. Its delegate belongs to the library: do not use the session with
+    /// delegate-based APIs of your own (a session with a delegate of your own keeps it: its transfers use
+    /// completion handlers, and report progress once, at the end). Like any session with a delegate, it lives until
+    /// it is invalidated: call `finishTasksAndInvalidate()` when you no longer need it (running transfers finish
+    /// first).
     ///
     /// On Linux the session has no URL cache, whatever `configuration` says: swift-corelibs-foundation ends the
     /// process when a transfer that is looking its response up in a cache is cancelled.
@@ -83,21 +68,19 @@ extension URLSession {
     /// stopButton.onTap { page.cancel() }
     /// ```
     ///
-    /// On Linux, on a session with a URL cache (other than one made by
-    /// ``withProgressReporting(configuration:delegateQueue:)``, which has none there), the transfer is a download task
-    /// whose file is read into memory: swift-corelibs-foundation can end the process when a data task is cancelled
-    /// while it looks its response up in the cache. The file is removed once read; one of a transfer cancelled before
-    /// it ended stays in the temporary directory (swift-corelibs-foundation neither removes it nor says where it is):
-    /// on a server that cancels many transfers, make the session with
-    /// ``withProgressReporting(configuration:delegateQueue:)``, or give it no URL cache.
+    /// On Linux, on a session with a delegate of your own and a URL cache, the transfer is a download task whose file
+    /// is read into memory: swift-corelibs-foundation can end the process when a data task is cancelled while it
+    /// looks its response up in the cache. The file is removed once read; one of a transfer cancelled before it ended
+    /// stays in the temporary directory (swift-corelibs-foundation neither removes it nor says where it is). Sessions
+    /// without a delegate, and those made by ``withProgressReporting(configuration:delegateQueue:)``, leave nothing
+    /// there: their transfers use no URL cache on Linux.
     ///
     /// - Parameters:
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
     ///     check report if it is left pending (debug builds only).
     ///   - line: the line of that call (`#line`), likewise.
-    ///   - progress: bytes received so far — as they arrive on a session made by
-    ///     ``withProgressReporting(configuration:delegateQueue:)`` (or, from macOS 12 and iOS 15, on a session
-    ///     without a delegate), once at the end on any other session.
+    ///   - progress: bytes received so far — as they arrive, unless the session has a delegate of your own (then once,
+    ///     at the end).
     /// - Returns: the body and the response. A status outside 200–299 rejects with ``HTTPStatusError``
     ///   (carrying the response and the body); a network failure rejects with the `URLError`.
     public func cancellableData(
@@ -106,11 +89,12 @@ extension URLSession {
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(data: Data, response: URLResponse)> {
-        CancellablePromise(file: file, line: line) { resolver in
+        let transport = transport
+        return CancellablePromise(file: file, line: line) { resolver in
             let task: URLSessionTask
             let cancel: @Sendable () -> Void
-            if let router = transferRouter {
-                task = dataTask(with: request)
+            if let router = transport.router {
+                task = transport.session.dataTask(with: request)
                 cancel = router.register(
                     TransferDelegate(sink: .memory(resolver), reportsUpload: false, progress: progress),
                     for: task
@@ -188,7 +172,7 @@ extension URLSession {
             return self.download(
                 request,
                 into: download,
-                router: transferRouter,
+                transport: transport,
                 file: file,
                 line: line,
                 progress: progress
@@ -324,11 +308,11 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         let request = request ?? URLRequest(url: resumeData.url)
-        return resumable(request, file: file, line: line, progress: progress) { router, deliver in
+        return resumable(request, file: file, line: line, progress: progress) { transport, deliver in
             try FileDownload(
                 resuming: destination.map { try resumeData.relocated(to: $0) } ?? resumeData,
                 from: request.url ?? resumeData.url,
-                continuing: router != nil,
+                continuing: transport.isLive,
                 withoutValidator: withoutValidator,
                 verifying: integrity ?? resumeData.integrity,
                 resumeData: deliver
@@ -336,24 +320,24 @@ extension URLSession {
         }
     }
 
-    /// A resumable download of `request` into the file `makeFile` prepares (given the session's router, if it has
-    /// live delivery, and what receives the resume data); rejected at once if `makeFile` throws.
+    /// A resumable download of `request` into the file `makeFile` prepares (given where the transfer runs, and what
+    /// receives the resume data); rejected at once if `makeFile` throws.
     private func resumable(
         _ request: URLRequest,
         file: StaticString,
         line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        into makeFile: (TransferRouter?, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
+        into makeFile: (Transport, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
     ) -> ResumableDownload {
-        let router = transferRouter
+        let transport = transport
         let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
         do {
-            let download = try makeFile(router, deliver)
+            let download = try makeFile(transport, deliver)
             return ResumableDownload(
                 promise: self.download(
                     request,
                     into: download,
-                    router: router,
+                    transport: transport,
                     file: file,
                     line: line,
                     progress: progress
@@ -366,14 +350,14 @@ extension URLSession {
         }
     }
 
-    /// Downloads `request` into `file`: streamed through `router` if the session has live delivery, with a download
-    /// task and a completion handler otherwise. How it ends — and whether that or a cancellation wins — is `file`'s to
-    /// decide, under the promise's cancellation lock. A cancellation that wins stops the task and removes what it does
-    /// not keep before the promise rejects (``FileDownload/cancelled(_:)``).
+    /// Downloads `request` into `file`: streamed through the transport's router if it has live delivery, with a
+    /// download task and a completion handler otherwise. How it ends — and whether that or a cancellation wins — is
+    /// `file`'s to decide, under the promise's cancellation lock. A cancellation that wins stops the task and removes
+    /// what it does not keep before the promise rejects (``FileDownload/cancelled(_:)``).
     private func download(
         _ request: URLRequest,
         into download: FileDownload,
-        router: TransferRouter?,
+        transport: Transport,
         file: StaticString,
         line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?
@@ -385,15 +369,15 @@ extension URLSession {
             deciding: { resolver in
                 let task: URLSessionTask
                 let cancel: @Sendable () -> Void
-                if let router {
-                    task = dataTask(with: request)
+                if let router = transport.router {
+                    task = transport.session.dataTask(with: request)
                     cancel = router.register(
                         TransferDelegate(sink: .file(download, resolver), reportsUpload: false, progress: progress),
                         for: task
                     )
                 } else {
                     let cancellation = TaskCancellation()
-                    task = downloadTask(with: request) { location, response, error in
+                    task = transport.session.downloadTask(with: request) { location, response, error in
                         cancellation.complete()
                         Self.completeDownload(download, resolver, location, response, error, progress: progress)
                     }
@@ -417,15 +401,15 @@ extension URLSession {
     /// URLSession.shared.cancellableUpload(for: request, from: photo).done { _, response in … }
     /// ```
     ///
-    /// On Linux, on a session with a URL cache, the transfer is a download task carrying `body`, as for
-    /// ``cancellableData(for:file:line:progress:)``.
+    /// On Linux, on a session with a delegate of your own and a URL cache, the transfer is a download task carrying
+    /// `body`, as for ``cancellableData(for:file:line:progress:)``.
     ///
     /// - Parameters:
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
     ///     check report if it is left pending (debug builds only).
     ///   - line: the line of that call (`#line`), likewise.
-    ///   - progress: bytes *sent* so far (live on a ``withProgressReporting(configuration:delegateQueue:)``
-    ///     session, or from macOS 12 and iOS 15 on a session without a delegate; once at the end otherwise).
+    ///   - progress: bytes *sent* so far: as they go, unless the session has a delegate of your own (then once, at the
+    ///     end).
     public func cancellableUpload(
         for request: URLRequest,
         from body: Data,
@@ -437,11 +421,12 @@ extension URLSession {
         if request.httpMethod == nil || request.httpMethod == "GET" {
             request.httpMethod = "POST"
         }
+        let transport = transport
         return CancellablePromise(file: file, line: line) { resolver in
             let task: URLSessionTask
             let cancel: @Sendable () -> Void
-            if let router = transferRouter {
-                task = uploadTask(with: request, from: body)
+            if let router = transport.router {
+                task = transport.session.uploadTask(with: request, from: body)
                 cancel = router.register(
                     TransferDelegate(sink: .memory(resolver), reportsUpload: true, progress: progress),
                     for: task

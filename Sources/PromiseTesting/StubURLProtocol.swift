@@ -104,7 +104,8 @@ final class StubURLProtocol: URLProtocol {
             // test's task).
             let message =
                 "StubServer cannot serve a URLSessionDownloadTask on Linux (swift-corelibs-foundation gives a custom "
-                + "URLProtocol no file to write the body to): make the session with "
+                + "URLProtocol no file to write the body to), which a session with a delegate of its own downloads "
+                + "with: make the session with URLSession(configuration: server.configuration) or "
                 + "URLSession.withProgressReporting(configuration: server.configuration), whose downloads stream "
                 + "through data tasks (\(url.absoluteString))"
             let error = URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: message])

@@ -47,6 +47,7 @@ import FoundationNetworking
         switch mode {
         case .anySession: URLSession(configuration: configurationWithACache())
         case .progressReporting: .withProgressReporting(configuration: configurationWithACache())
+        case .ownDelegate: sessionWithoutLiveDelivery(configuration: configurationWithACache())
         }
     }
 

@@ -68,8 +68,8 @@ class LoopbackSuite {
 
 /// A session with a delegate of its own, not the library's: on every platform its transfers use completion handlers,
 /// so a download's bytes arrive all at once, at the end (no live delivery).
-func sessionWithoutLiveDelivery() -> URLSession {
-    URLSession(configuration: .ephemeral, delegate: SessionDelegate(), delegateQueue: nil)
+func sessionWithoutLiveDelivery(configuration: URLSessionConfiguration = .ephemeral) -> URLSession {
+    URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: nil)
 }
 
 private final class SessionDelegate: NSObject, URLSessionDelegate, Sendable {}
