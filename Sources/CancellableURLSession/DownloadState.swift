@@ -109,56 +109,60 @@ struct DownloadState {
     /// Decides what the response's body is: the file from byte 0, the rest of the bytes kept, or neither.
     mutating func receive(_ response: URLResponse) -> BodyAction {
         guard case .awaitingResponse(let kept) = phase else { return fail(URLError(.badServerResponse)) }
-        guard let http = response as? HTTPURLResponse else {
+        let answer = RangeAnswer(response)
+        guard response is HTTPURLResponse else {
             // Not HTTP (a file: URL, say): the body is the whole file.
-            let length = response.expectedContentLength
-            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: length >= 0 ? length : nil))
+            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: answer.announcedLength))
         }
-        switch (requested, http.statusCode) {
+        switch (requested, answer.status) {
         case (.rest(let start, let validator), 206):
-            return continueAt(start, under: validator, kept: kept, http)
+            return continueAt(start, under: validator, kept: kept, answer)
         case (.rest(let start, let validator), 416):
-            return finishAt(start, under: validator, kept: kept, http)
+            return finishAt(start, under: validator, kept: kept, answer)
         case (.callersRange, 206):
             // What the caller asked for: the part is the file this download writes.
-            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: http.announcedLength))
+            return restart(from: kept, with: KeptBytes(count: 0, totalBytes: answer.announcedLength))
         case (.whole, 206):
             // A part nobody asked for is not the file.
-            return fail(DownloadResumeError.unexpectedContentRange(http.value(forHTTPHeaderField: "Content-Range")))
+            return fail(DownloadResumeError.unexpectedContentRange(answer.rangeHeader))
         case (_, 200...299):
-            return receiveWholeFile(kept: kept, http)
+            return receiveWholeFile(kept: kept, answer)
         default:
             phase = .closed(kept, complete: false)
             return .collect
         }
     }
 
-    /// A `206`: the bytes continue only if it starts at the bytes kept, repeats their strong validator (RFC 9110
-    /// §15.3.7.3) — or, without one, names the same total length, if the caller opted in — and has no content coding.
+    /// A `206`: the bytes continue only if ``Continuation`` says so — it starts at the bytes kept, has no content
+    /// coding, names their length, and repeats their strong validator (or, without one, names the same total length,
+    /// if the caller opted in).
     private mutating func continueAt(
         _ start: Int64,
         under validator: DownloadResumeData.Validator?,
         kept: KeptBytes,
-        _ http: HTTPURLResponse
+        _ answer: RangeAnswer
     ) -> BodyAction {
-        let header = http.value(forHTTPHeaderField: "Content-Range")
-        guard let range = ContentRange(header), range.start == start,
-            kept.totalBytes == nil || range.total == nil || range.total == kept.totalBytes,
-            validator != nil || (kept.totalBytes != nil && range.total == kept.totalBytes)
-        else { return fail(DownloadResumeError.unexpectedContentRange(header)) }
-        if http.isContentCoded {
-            return fail(DownloadResumeError.contentCoded(http.value(forHTTPHeaderField: "Content-Encoding") ?? ""))
-        }
-        if let validator, !http.repeats(validator) {
-            return fail(DownloadResumeError.validatorNotRepeated(validator))
-        }
-        let continued = KeptBytes(
-            count: start,
-            validator: validator ?? http.strongValidator,
-            totalBytes: range.total ?? kept.totalBytes
+        let reference = Continuation.Reference(
+            validator: validator,
+            totalBytes: kept.totalBytes,
+            lengthSuffices: validator == nil && kept.totalBytes != nil
         )
-        phase = .writing(continued, position: start, before: kept)
-        return .write(truncating: false)
+        switch Continuation.check(answer, startingAt: start, reference: reference) {
+        case .continues:
+            let continued = KeptBytes(
+                count: start,
+                validator: validator ?? answer.validator,
+                totalBytes: answer.range?.total ?? kept.totalBytes
+            )
+            phase = .writing(continued, position: start, before: kept)
+            return .write(truncating: false)
+        case .contentCoded(let coding):
+            return fail(DownloadResumeError.contentCoded(coding))
+        case .validatorDisagrees(let expected, _):
+            return fail(DownloadResumeError.validatorNotRepeated(expected))
+        case .unexpectedRange, .lengthDisagrees, .unvalidated:
+            return fail(DownloadResumeError.unexpectedContentRange(answer.rangeHeader))
+        }
     }
 
     /// A `416` to the request for the rest: the file is complete if it is exactly the bytes kept long (and the answer
@@ -167,10 +171,11 @@ struct DownloadState {
         _ start: Int64,
         under validator: DownloadResumeData.Validator?,
         kept: KeptBytes,
-        _ http: HTTPURLResponse
+        _ answer: RangeAnswer
     ) -> BodyAction {
-        let length = ContentRange(http.value(forHTTPHeaderField: "Content-Range"))?.total ?? kept.totalBytes
-        guard length == start, !(validator.map(http.contradicts) ?? false) else {
+        let length = answer.range?.total ?? kept.totalBytes
+        let contradicted = validator.map { Continuation.relation(of: answer, to: $0) == .contradicts } ?? false
+        guard length == start, !contradicted else {
             return fail(DownloadResumeError.rangeNotSatisfiable(serverLength: length))
         }
         phase = .closed(KeptBytes(count: start, validator: validator, totalBytes: length), complete: true)
@@ -178,14 +183,14 @@ struct DownloadState {
     }
 
     /// A `2xx` with the whole file: a new download; a server that ignores ranges; or a file that changed, so
-    /// `If-Range` did not match. If it repeats the validator of the bytes kept (and has no content coding), it is
-    /// the same file: its first bytes are the ones kept, which stay, and are not written again. Otherwise the file
-    /// starts over from byte 0.
-    private mutating func receiveWholeFile(kept: KeptBytes, _ http: HTTPURLResponse) -> BodyAction {
-        let whole = KeptBytes(count: 0, validator: http.strongValidator, totalBytes: http.announcedLength)
-        if kept.count > 0, let validator = kept.validator, http.repeats(validator), !http.isContentCoded,
-            kept.totalBytes == nil || whole.totalBytes == nil || kept.totalBytes == whole.totalBytes
-        {
+    /// `If-Range` did not match. If ``Continuation`` finds it the file of the bytes kept — it repeats their validator,
+    /// has no content coding, and names no other length — its first bytes are the ones kept, which stay, and are not
+    /// written again. Otherwise the file starts over from byte 0.
+    private mutating func receiveWholeFile(kept: KeptBytes, _ answer: RangeAnswer) -> BodyAction {
+        let whole = KeptBytes(count: 0, validator: answer.validator, totalBytes: answer.announcedLength)
+        let reference = Continuation.Reference(validator: kept.validator, totalBytes: kept.totalBytes)
+        let verdict = Continuation.agreement(of: answer, announcing: whole.totalBytes, with: reference)
+        if kept.count > 0, let validator = kept.validator, verdict == .continues(proven: true) {
             let same = KeptBytes(
                 count: kept.count,
                 validator: validator,

@@ -34,27 +34,6 @@ extension HTTPURLResponse {
         return .lastModified(modified)
     }
 
-    /// Whether this response names `validator` too: the same strong `ETag`, or the same `Last-Modified` date.
-    func repeats(_ validator: DownloadResumeData.Validator) -> Bool {
-        switch validator {
-        case .entityTag(let tag):
-            return value(forHTTPHeaderField: "ETag") == tag
-        case .lastModified(let date):
-            return value(forHTTPHeaderField: "Last-Modified") == date
-        }
-    }
-
-    /// Whether this response names a validator of the same kind that is not `validator`: the representation
-    /// changed.
-    func contradicts(_ validator: DownloadResumeData.Validator) -> Bool {
-        switch validator {
-        case .entityTag:
-            return value(forHTTPHeaderField: "ETag").map { !repeats(validator) && !$0.isEmpty } ?? false
-        case .lastModified:
-            return value(forHTTPHeaderField: "Last-Modified").map { !repeats(validator) && !$0.isEmpty } ?? false
-        }
-    }
-
     /// The length of the body the server announced (`Content-Length`), unless it has a content coding (then it is the
     /// coded length, not the length of the bytes written).
     var announcedLength: Int64? {

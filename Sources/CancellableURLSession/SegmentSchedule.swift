@@ -223,25 +223,22 @@ struct SegmentSchedule: Sendable {
 
     // MARK: Responses
 
-    /// What a response said, reduced to what the schedule checks.
-    struct Answer: Sendable, Equatable {
-        var status: Int
-        /// The `Content-Range`, parsed; `nil` if absent or malformed.
-        var range: ContentRange?
-        var rangeHeader: String?
-        var validator: DownloadResumeData.Validator?
-        /// Whether it names another validator of the kind the reference has.
-        var contradictsReference = false
-        var contentCoding: String?
-        /// How long the server asked to be left alone (`Retry-After`), in seconds.
-        var retryAfter: TimeInterval?
+    /// What identifies the file the mirrors must serve: the first answer's validator and length (or the kept bytes',
+    /// or the caller's expected length).
+    private var reference: Continuation.Reference {
+        Continuation.Reference(
+            validator: validator,
+            totalBytes: total ?? expectedLength,
+            mustRepeatValidator: mustRepeatValidator,
+            lengthSuffices: true
+        )
     }
 
-    /// Checks transfer `id`'s response against the file the other mirrors serve.
+    /// Checks transfer `id`'s response against the file the other mirrors serve (``Continuation``).
     ///
     /// - Returns: whether to take its body, and what to do now (a mirror that disagrees is dropped, its transfers
     ///   stopped and their segments given to others).
-    mutating func accept(_ answer: Answer, for id: Int, at now: TimeInterval) -> (Bool, [Action]) {
+    mutating func accept(_ answer: RangeAnswer, for id: Int, at now: TimeInterval) -> (Bool, [Action]) {
         guard let transfer = transfers[id] else { return (false, []) }
         if let coding = answer.contentCoding {
             return (false, drop(transfer.mirror, .contentCoded(coding), at: now))
@@ -249,26 +246,34 @@ struct SegmentSchedule: Sendable {
         switch answer.status {
         case 206:
             // Exactly the range asked for: up to its end, or the file's if the file is shorter.
-            guard let range = answer.range, let start = range.start, let end = range.end, let length = range.total,
-                start == transfer.start, end + 1 == min(transfer.requestedEnd, length)
-            else { return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now)) }
-            if let problem = agree(length: length, answer: answer) {
-                return (false, drop(transfer.mirror, problem, at: now))
+            let verdict = Continuation.check(
+                answer,
+                startingAt: transfer.start,
+                endingAt: transfer.requestedEnd,
+                reference: reference
+            )
+            guard case .continues(let proven) = verdict, let length = answer.range?.total else {
+                return (false, drop(transfer.mirror, MirrorDropReason(verdict), at: now))
             }
+            let setsReference = total == nil
+            if setsReference { takeReference(length: length, answer) }
             transfers[id]?.accepted = true
-            transfers[id]?.proven = validator.map { answer.validator == $0 } ?? false
+            // The first answer's bytes are proven by the validator they set.
+            transfers[id]?.proven = proven || (setsReference && answer.validator != nil)
             return (true, schedule(at: now))
         case 416:
             guard let length = answer.range?.total, answer.range?.start == nil else {
                 return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
             }
-            if let problem = agree(length: length, answer: answer) {
-                return (false, drop(transfer.mirror, problem, at: now))
+            let verdict = Continuation.agreement(of: answer, announcing: length, with: reference)
+            guard case .continues = verdict else {
+                return (false, drop(transfer.mirror, MirrorDropReason(verdict), at: now))
             }
+            if total == nil { takeReference(length: length, answer) }
             guard transfer.start >= length else {
                 return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
             }
-            // Nothing to send: the segment lies past the end, and `agree` emptied it.
+            // Nothing to send: the segment lies past the end, and `takeReference` emptied it.
             forget(id)
             return (false, schedule(at: now))
         case 200:
@@ -278,23 +283,12 @@ struct SegmentSchedule: Sendable {
         }
     }
 
-    /// Why a mirror announcing `length` and `answer`'s validator serves another file than the reference; `nil` if it
-    /// serves the same one (the first to answer sets the reference, and the segments past its length go).
-    private mutating func agree(length: Int64, answer: Answer) -> MirrorDropReason? {
-        if let expectedLength, length != expectedLength {
-            return .lengthDisagrees(expected: expectedLength, announced: length)
-        }
-        guard let total else {
-            total = length
-            validator = answer.validator
-            fitSegments(to: length)
-            return nil
-        }
-        if length != total { return .lengthDisagrees(expected: total, announced: length) }
-        if let validator, answer.contradictsReference || (mustRepeatValidator && answer.validator != validator) {
-            return .validatorDisagrees(expected: validator.headerValue, announced: answer.validator?.headerValue)
-        }
-        return nil
+    /// The first answer names the file: its length and strong validator are the reference every other mirror must
+    /// agree with, and the segments past its length go.
+    private mutating func takeReference(length: Int64, _ answer: RangeAnswer) {
+        total = length
+        validator = answer.validator
+        fitSegments(to: length)
     }
 
     /// Cuts the first segments to `length` bytes: those past it are empty (their transfers are answered `416`), the
@@ -686,5 +680,21 @@ extension MirrorDropReason {
     /// Whether the mirror sent a piece that failed its digest.
     var isPieceMismatch: Bool {
         if case .pieceMismatch = self { true } else { false }
+    }
+}
+
+extension MirrorDropReason {
+    /// Why a mirror whose answer ``Continuation`` refused is dropped.
+    init(_ verdict: Continuation.Verdict) {
+        switch verdict {
+        case .contentCoded(let coding): self = .contentCoded(coding)
+        case .unexpectedRange(let header): self = .unexpectedContentRange(header)
+        case .lengthDisagrees(let expected, let announced):
+            self = .lengthDisagrees(expected: expected, announced: announced)
+        case .validatorDisagrees(let expected, let announced):
+            self = .validatorDisagrees(expected: expected.headerValue, announced: announced)
+        case .continues, .unvalidated:
+            preconditionFailure("A mirror is dropped only for an answer that does not continue the file: \(verdict)")
+        }
     }
 }

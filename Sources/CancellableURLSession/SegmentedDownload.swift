@@ -507,7 +507,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// Checks a response: `true` to take its body.
     func accept(_ response: URLResponse, for id: Int) -> Bool {
-        let answer = Self.answer(response, reference: state.withLock { $0.schedule.validator })
+        let answer = RangeAnswer(response)
         let (take, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
             guard state.phase == .running else { return (false, []) }
             return state.schedule.accept(answer, for: id, at: Self.now)
@@ -852,26 +852,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         for cancel in cancels { cancel() }
     }
 
-    // MARK: Reading responses
-
-    private static func answer(
-        _ response: URLResponse,
-        reference: DownloadResumeData.Validator?
-    ) -> SegmentSchedule.Answer {
-        guard let http = response as? HTTPURLResponse else {
-            return SegmentSchedule.Answer(status: 0)
-        }
-        let header = http.value(forHTTPHeaderField: "Content-Range")
-        return SegmentSchedule.Answer(
-            status: http.statusCode,
-            range: ContentRange(header),
-            rangeHeader: header,
-            validator: http.strongValidator,
-            contradictsReference: reference.map(http.contradicts) ?? false,
-            contentCoding: http.isContentCoded ? http.value(forHTTPHeaderField: "Content-Encoding") : nil,
-            retryAfter: http.retryAfter(now: Date())
-        )
-    }
+    // MARK: Progress
 
     private static func progress(of schedule: SegmentSchedule, requests: [URLRequest]) -> SegmentedDownloadProgress {
         SegmentedDownloadProgress(

@@ -22,13 +22,14 @@ import Testing
         of total: Int64,
         tag: String? = "\"v1\""
     )
-        -> SegmentSchedule.Answer
+        -> RangeAnswer
     {
         let header = "bytes \(start)-\(end)/\(total)"
-        return SegmentSchedule.Answer(
+        return RangeAnswer(
             status: 206,
             range: ContentRange(header),
             rangeHeader: header,
+            entityTag: tag,
             validator: tag.map { .entityTag($0) }
         )
     }
@@ -125,7 +126,7 @@ import Testing
         let first = Self.started(schedule.begin(at: 0))
         // A 1,000-byte file: mirror 1's segment lies past it, and its 416 frees it at once.
         _ = schedule.accept(Self.partial(0, 999, of: 1_000), for: first[0].id, at: 0)
-        let unsatisfiable = SegmentSchedule.Answer(
+        let unsatisfiable = RangeAnswer(
             status: 416,
             range: ContentRange("bytes */1000"),
             rangeHeader: "bytes */1000"
@@ -213,12 +214,12 @@ import Testing
     @Test func aContradictingValidatorAnIgnoredRangeAndAnErrorStatusDropTheMirror() {
         for (answer, reason) in [
             (
-                SegmentSchedule.Answer(status: 206, validator: .entityTag("\"v2\""), contradictsReference: true),
+                RangeAnswer(status: 206, entityTag: "\"v2\"", validator: .entityTag("\"v2\"")),
                 MirrorDropReason.validatorDisagrees(expected: "\"v1\"", announced: "\"v2\"")
             ),
-            (SegmentSchedule.Answer(status: 200), .ignoresRanges),
-            (SegmentSchedule.Answer(status: 503), .status(503)),
-            (SegmentSchedule.Answer(status: 206, contentCoding: "gzip"), .contentCoded("gzip")),
+            (RangeAnswer(status: 200), .ignoresRanges),
+            (RangeAnswer(status: 503), .status(503)),
+            (RangeAnswer(status: 206, contentCoding: "gzip"), .contentCoded("gzip")),
         ] {
             var schedule = SegmentSchedule(mirrors: 2, options: Self.options())
             let first = Self.started(schedule.begin(at: 0))
@@ -331,16 +332,16 @@ import Testing
     @Test func aRetryAfterLongerThanTheDelayIsWaitedForUpToFiveMinutes() {
         var schedule = SegmentSchedule(mirrors: 1, options: Self.retrying(3, delay: 1))
         let first = Self.started(schedule.begin(at: 0))[0]
-        _ = schedule.accept(SegmentSchedule.Answer(status: 503, retryAfter: 3), for: first.id, at: 0)
+        _ = schedule.accept(RangeAnswer(status: 503, retryAfter: 3), for: first.id, at: 0)
         // 3 s plus one period of the 1 s watch clock.
         for tick in 1...3 { #expect(schedule.rest(by: 1, at: Double(tick)).isEmpty, "tick \(tick)") }
         let second = Self.started(schedule.rest(by: 1, at: 4))
         #expect(second.map(\.start) == [0])
-        _ = schedule.accept(SegmentSchedule.Answer(status: 429, retryAfter: 0), for: second[0].id, at: 4)
+        _ = schedule.accept(RangeAnswer(status: 429, retryAfter: 0), for: second[0].id, at: 4)
         #expect(schedule.rest(by: 1, at: 5).isEmpty, "the delay still holds")
         let third = Self.started(schedule.rest(by: 1, at: 6))
         #expect(third.count == 1)
-        _ = schedule.accept(SegmentSchedule.Answer(status: 503, retryAfter: 301), for: third[0].id, at: 6)
+        _ = schedule.accept(RangeAnswer(status: 503, retryAfter: 301), for: third[0].id, at: 6)
         #expect(schedule.mirrors[0].dropped == .status(503))
         #expect(schedule.mirrors[0].retries == 2)
 
@@ -388,7 +389,7 @@ import Testing
     @Test func aFaultBeforeTheLengthIsKnownAsksForTheSameSegmentAgain() {
         var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(1, delay: 0))
         let first = Self.started(schedule.begin(at: 0))
-        let (take, actions) = schedule.accept(SegmentSchedule.Answer(status: 503), for: first[1].id, at: 0)
+        let (take, actions) = schedule.accept(RangeAnswer(status: 503), for: first[1].id, at: 0)
         #expect(!take)
         #expect(Self.started(actions).map(\.mirror) == [1])
         #expect(Self.started(actions).map(\.start) == [100])
@@ -398,7 +399,7 @@ import Testing
     @Test func anEmptyFileIsCompleteAtOnce() {
         var schedule = SegmentSchedule(mirrors: 1, options: Self.options())
         let first = Self.started(schedule.begin(at: 0))
-        let empty = SegmentSchedule.Answer(status: 416, range: ContentRange("bytes */0"), rangeHeader: "bytes */0")
+        let empty = RangeAnswer(status: 416, range: ContentRange("bytes */0"), rangeHeader: "bytes */0")
         _ = schedule.accept(empty, for: first[0].id, at: 0)
         #expect(schedule.isComplete)
         #expect(schedule.total == 0)
@@ -539,7 +540,7 @@ import Testing
         _ = schedule.accept(Self.partial(0, 99, of: 100), for: first[0].id, at: 0)
         // Mirror 1's own segment lies past the end (416): it takes the tail of mirror 0's.
         let (_, split) = schedule.accept(
-            SegmentSchedule.Answer(status: 416, range: ContentRange("bytes */100"), rangeHeader: "bytes */100"),
+            RangeAnswer(status: 416, range: ContentRange("bytes */100"), rangeHeader: "bytes */100"),
             for: first[1].id,
             at: 1
         )
