@@ -542,7 +542,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// A transfer ended: its error, if it failed.
     func complete(_ id: Int, error: Error?) {
-        let fault = error.map { MirrorDropReason.transferFailed(($0 as? URLError)?.code ?? .unknown) }
+        let fault = error.map(MirrorDropReason.failure(of:))
         let actions = state.withLock { state -> [SegmentSchedule.Action] in
             guard state.phase == .running else { return [] }
             return state.schedule.end(id, fault: fault, at: Self.now)

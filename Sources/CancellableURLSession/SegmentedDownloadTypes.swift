@@ -91,8 +91,9 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
     case contentCoded(String)
     /// It answered with this status.
     case status(Int)
-    /// Its transfer failed with this `URLError` code (the connection was refused or reset, the network went away).
-    case transferFailed(URLError.Code)
+    /// Its transfer failed with this `URLError` code (the connection was refused or reset, the network went away),
+    /// and the error's own description (on Linux, libcurl's: "transfer closed with 26214400 bytes remaining").
+    case transferFailed(URLError.Code, description: String)
     /// Its body ended after `received` of the `expected` bytes its response promised.
     case endedEarly(received: Int64, expected: Int64)
     /// It sent nothing for this many seconds (``SegmentedDownloadOptions/stallTimeout``).
@@ -113,7 +114,8 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
         case .unexpectedContentRange(let header): "It answered with Content-Range \(header ?? "(none)")."
         case .contentCoded(let coding): "It sent the body with the content coding \"\(coding)\"."
         case .status(let status): "It answered \(status)."
-        case .transferFailed(let code): "Its transfer failed: URLError \(code.rawValue)."
+        case .transferFailed(let code, let description):
+            "Its transfer failed: \(description) (URLError \(code.rawValue))."
         case .endedEarly(let received, let expected): "Its body ended after \(received) of \(expected) bytes."
         case .stalled(let seconds): "It sent nothing for \(String(format: "%.1f", seconds)) s."
         case .tooSlow(let speed): "It sent only \(speed) bytes per second."
@@ -123,7 +125,7 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
 
     /// Whether the fault may pass, so that a mirror can be asked again
     /// (``SegmentedDownloadOptions/retriesPerMirror``): its connection was lost, refused or timed out, its host not
-    /// found, its server gave no answer (``transferFailed(_:)``); it stalled, or its body ended early; or it answered
+    /// found, its server gave no answer (``transferFailed(_:description:)``); it stalled, or its body ended early; or it answered
     /// `408`, `429`, `500`, `502`, `503` or `504`. A mirror that serves another file, cannot serve ranges, is too slow
     /// or sent a bad piece will do so again: those faults do not pass.
     ///
@@ -132,13 +134,19 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
     /// ```
     public var isTransient: Bool {
         switch self {
-        case .transferFailed(let code): Self.transientCodes.contains(code)
+        case .transferFailed(let code, _): Self.transientCodes.contains(code)
         case .endedEarly, .stalled: true
         case .status(let status): [408, 429, 500, 502, 503, 504].contains(status)
         case .lengthDisagrees, .validatorDisagrees, .ignoresRanges, .unexpectedContentRange, .contentCoded, .tooSlow,
             .pieceMismatch:
             false
         }
+    }
+
+    /// Why a transfer failed with `error`: its `URLError` code (`unknown` for another error) and its description.
+    static func failure(of error: Error) -> Self {
+        let description = (error as NSError).userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
+        return .transferFailed((error as? URLError)?.code ?? .unknown, description: description)
     }
 
     /// The transfer errors that may pass. `unknown` and `badServerResponse` are what Linux's Foundation reports for a

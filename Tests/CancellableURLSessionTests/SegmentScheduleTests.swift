@@ -242,8 +242,8 @@ import Testing
             _ = schedule.accept(Self.partial(100, 199, of: 200, tag: tag), for: first[1].id, at: 0)
             _ = schedule.accept(Self.partial(0, 99, of: 200, tag: tag), for: first[0].id, at: 0)
             _ = schedule.receive(40, for: first[0].id, at: 1)
-            _ = schedule.end(first[0].id, fault: .transferFailed(.networkConnectionLost), at: 1)
-            #expect(schedule.mirrors[0].dropped == .transferFailed(.networkConnectionLost))
+            _ = schedule.end(first[0].id, fault: .transferFailed(.networkConnectionLost, description: "lost"), at: 1)
+            #expect(schedule.mirrors[0].dropped == .transferFailed(.networkConnectionLost, description: "lost"))
             // Proven bytes stay; unproven ones are fetched again from byte 0.
             #expect(schedule.segments[0].done == (tag == nil ? 0 : 40))
             let (_, _, actions) = schedule.receive(100, for: first[1].id, at: 2)
@@ -309,7 +309,7 @@ import Testing
         var transfer = Self.started(schedule.begin(at: 0))[0]
         _ = schedule.accept(Self.partial(0, 99, of: 300), for: transfer.id, at: 0)
         _ = schedule.receive(40, for: transfer.id, at: 1)
-        for fault in [MirrorDropReason.transferFailed(.networkConnectionLost), .stalled(seconds: 4)] {
+        for fault in [MirrorDropReason.transferFailed(.networkConnectionLost, description: "lost"), .stalled(seconds: 4)] {
             let actions = schedule.fail(transfer.id, fault, at: 1)
             #expect(actions == [.cancel(id: transfer.id)], "it rests before its next request")
             #expect(schedule.mirrors[0].dropped == nil && schedule.mirrors[0].lastRetriedFault == fault)
@@ -348,12 +348,12 @@ import Testing
         // A delay of the caller's own over five minutes is the caller's to choose.
         var patient = SegmentSchedule(mirrors: 1, options: Self.retrying(1, delay: 600))
         let request = Self.started(patient.begin(at: 0))[0]
-        _ = patient.fail(request.id, .transferFailed(.networkConnectionLost), at: 0)
+        _ = patient.fail(request.id, .transferFailed(.networkConnectionLost, description: "lost"), at: 0)
         #expect(patient.mirrors[0].dropped == nil && patient.mirrors[0].resting == 601)
     }
 
     @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
-        for fault in [MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL)] {
+        for fault in [MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL, description: "bad")] {
             var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(5))
             let first = Self.started(schedule.begin(at: 0))
             _ = schedule.fail(first[0].id, fault, at: 0)
