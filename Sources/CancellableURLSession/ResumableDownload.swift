@@ -106,9 +106,9 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// The URL the bytes came from.
     public let url: URL
     /// Where the download goes once it finishes.
-    public let destination: URL
+    public var destination: URL { file.destination }
     /// The hidden file next to the destination that holds the bytes so far.
-    public let partialFile: URL
+    public var partialFile: URL { file.partialFile }
     /// How many bytes of the file the partial file holds: its first `bytesKept` bytes are the file's.
     public let bytesKept: Int64
     /// How the server identified the file — a strong validator — if it did: what `If-Range` sends, so that a file
@@ -119,6 +119,8 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     public let totalBytes: Int64?
     /// What the finished file is checked against, if the download was given it.
     public let integrity: DownloadIntegrity?
+    /// The destination and the partial file.
+    private let file: PartialFileReference
 
     /// A strong validator from the server's response: what makes a range request safe (RFC 9110 §8.8).
     public enum Validator: Sendable, Hashable, Codable {
@@ -168,8 +170,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     ) throws {
         self.init(
             storing: url,
-            destination: destination,
-            partialFile: partialFile,
+            file: PartialFileReference(destination: destination, partialFile: partialFile),
             bytesKept: bytesKept,
             validator: validator,
             totalBytes: totalBytes,
@@ -183,16 +184,14 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// Stores the values, unchecked: the initializers above check them.
     private init(
         storing url: URL,
-        destination: URL,
-        partialFile: URL,
+        file: PartialFileReference,
         bytesKept: Int64,
         validator: Validator?,
         totalBytes: Int64?,
         integrity: DownloadIntegrity?
     ) {
         self.url = url
-        self.destination = destination
-        self.partialFile = partialFile
+        self.file = file
         self.bytesKept = bytesKept
         self.validator = validator
         self.totalBytes = totalBytes
@@ -212,8 +211,10 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             storing: try container.decode(URL.self, forKey: .url),
-            destination: try container.decode(URL.self, forKey: .destination),
-            partialFile: try container.decode(URL.self, forKey: .partialFile),
+            file: PartialFileReference(
+                destination: try container.decode(URL.self, forKey: .destination),
+                partialFile: try container.decode(URL.self, forKey: .partialFile)
+            ),
             bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
             validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
             totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
@@ -224,8 +225,27 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the resume data.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(destination, forKey: .destination)
+        try container.encode(partialFile, forKey: .partialFile)
+        try container.encode(bytesKept, forKey: .bytesKept)
+        try container.encodeIfPresent(validator, forKey: .validator)
+        try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeIfPresent(integrity, forKey: .integrity)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case url, destination, partialFile, bytesKept, validator, totalBytes, integrity
+
+        init(_ field: PartialFileReference.Field) {
+            switch field {
+            case .destination: self = .destination
+            case .partialFile: self = .partialFile
+            }
+        }
     }
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
@@ -233,16 +253,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         if !["http", "https"].contains(url.scheme?.lowercased() ?? "") || (url.host ?? "").isEmpty {
             return (.url, "\(url.absoluteString) is not an http or https URL")
         }
-        if !PartialFile.isPlainFilePath(destination) {
-            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
-        }
-        if !PartialFile.isOwned(partialFile, by: destination) {
-            return (
-                .partialFile,
-                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
-                    + "next to the destination"
-            )
-        }
+        if let (field, reason) = file.problem { return (CodingKeys(field), reason) }
         if bytesKept < 0 { return (.bytesKept, "\(bytesKept) is negative") }
         if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
         if let totalBytes, bytesKept > totalBytes {
@@ -276,17 +287,11 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> DownloadResumeData {
-        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
-            throw DownloadResumeError.invalidResumeData(
-                field: CodingKeys.partialFile.stringValue,
-                reason: "\(partialFile.absoluteString) is not a partial file the library names"
-            )
-        }
-        // The initializer refuses a destination that is not a plain file path, naming the field.
+        let file = try file.relocated(to: destination)
         return try DownloadResumeData(
             url: url,
-            destination: destination,
-            partialFile: PartialFile.url(for: destination, id: id),
+            destination: file.destination,
+            partialFile: file.partialFile,
             bytesKept: bytesKept,
             validator: validator,
             totalBytes: totalBytes,
@@ -305,8 +310,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// process writes the file — a resume of this data still running — it is left to that download, which moves it
     /// into place, keeps it for its own resume data, or removes it.
     public func discard() {
-        guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
+        file.discard()
     }
 
     /// Removes the partial files that downloads to `destination` left behind with no resume data to resume or discard

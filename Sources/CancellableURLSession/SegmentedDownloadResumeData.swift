@@ -117,9 +117,9 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// The mirrors the download used, in the order given: where a resume fetches from unless it is given others.
     public let mirrors: [URL]
     /// Where the download goes once it finishes.
-    public let destination: URL
+    public var destination: URL { file.destination }
     /// The hidden file next to the destination that holds the bytes so far.
-    public let partialFile: URL
+    public var partialFile: URL { file.partialFile }
     /// The file's length, once a mirror had said; `nil` if the download paused before any answer (and kept nothing).
     public let totalBytes: Int64?
     /// The file's strong validator, from the mirror that answered first, if it gave one: a resume continues the bytes
@@ -130,6 +130,8 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     public let keptRanges: [Range<Int64>]
     /// What the finished file is checked against, if the download was given it.
     public let integrity: DownloadIntegrity?
+    /// The destination and the partial file.
+    private let file: PartialFileReference
 
     /// The number of bytes the partial file holds: the sum of ``keptRanges``' lengths.
     public var bytesKept: Int64 {
@@ -154,8 +156,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     ) throws {
         self.init(
             storing: mirrors,
-            destination: destination,
-            partialFile: partialFile,
+            file: PartialFileReference(destination: destination, partialFile: partialFile),
             totalBytes: totalBytes,
             validator: validator,
             keptRanges: keptRanges,
@@ -169,16 +170,14 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// Stores the values, unchecked: the initializers above check them.
     private init(
         storing mirrors: [URL],
-        destination: URL,
-        partialFile: URL,
+        file: PartialFileReference,
         totalBytes: Int64?,
         validator: DownloadResumeData.Validator?,
         keptRanges: [Range<Int64>],
         integrity: DownloadIntegrity?
     ) {
         self.mirrors = mirrors
-        self.destination = destination
-        self.partialFile = partialFile
+        self.file = file
         self.totalBytes = totalBytes
         self.validator = validator
         self.keptRanges = keptRanges
@@ -199,8 +198,10 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             storing: try container.decode([URL].self, forKey: .mirrors),
-            destination: try container.decode(URL.self, forKey: .destination),
-            partialFile: try container.decode(URL.self, forKey: .partialFile),
+            file: PartialFileReference(
+                destination: try container.decode(URL.self, forKey: .destination),
+                partialFile: try container.decode(URL.self, forKey: .partialFile)
+            ),
             totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
             validator: try container.decodeIfPresent(DownloadResumeData.Validator.self, forKey: .validator),
             keptRanges: try container.decode([Range<Int64>].self, forKey: .keptRanges),
@@ -211,8 +212,27 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the resume data.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mirrors, forKey: .mirrors)
+        try container.encode(destination, forKey: .destination)
+        try container.encode(partialFile, forKey: .partialFile)
+        try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeIfPresent(validator, forKey: .validator)
+        try container.encode(keptRanges, forKey: .keptRanges)
+        try container.encodeIfPresent(integrity, forKey: .integrity)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case mirrors, destination, partialFile, totalBytes, validator, keptRanges, integrity
+
+        init(_ field: PartialFileReference.Field) {
+            switch field {
+            case .destination: self = .destination
+            case .partialFile: self = .partialFile
+            }
+        }
     }
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
@@ -226,16 +246,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         {
             return (.mirrors, "\(url.absoluteString) is not an http or https URL")
         }
-        if !PartialFile.isPlainFilePath(destination) {
-            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
-        }
-        if !PartialFile.isOwned(partialFile, by: destination) {
-            return (
-                .partialFile,
-                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
-                    + "next to the destination"
-            )
-        }
+        if let (field, reason) = file.problem { return (CodingKeys(field), reason) }
         if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
         if let totalBytes, let length = integrity?.length, length != totalBytes {
             return (.totalBytes, "\(totalBytes) is not the integrity's length \(length)")
@@ -274,16 +285,11 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> SegmentedDownloadResumeData {
-        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
-            throw DownloadResumeError.invalidResumeData(
-                field: CodingKeys.partialFile.stringValue,
-                reason: "\(partialFile.absoluteString) is not a partial file the library names"
-            )
-        }
+        let file = try file.relocated(to: destination)
         return try SegmentedDownloadResumeData(
             mirrors: mirrors,
-            destination: destination,
-            partialFile: PartialFile.url(for: destination, id: id),
+            destination: file.destination,
+            partialFile: file.partialFile,
             totalBytes: totalBytes,
             validator: validator,
             keptRanges: keptRanges,
@@ -301,7 +307,6 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// never a directory. While a download in this process writes the file — a resume of this data still running, or
     /// the download a checkpoint was taken from — it is left to that download.
     public func discard() {
-        guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
+        file.discard()
     }
 }
