@@ -14,24 +14,64 @@ struct PartialFileReference: Sendable, Hashable {
         case destination, partialFile
     }
 
+    /// A value of a reference that no download could have produced: which field, and why.
+    struct Problem: Error, Sendable {
+        let field: Field
+        let reason: String
+    }
+
     /// Stores the two, unchecked: the resume data that holds them checks ``problem``.
     init(destination: URL, partialFile: URL) {
         self.destination = destination
         self.partialFile = partialFile
     }
 
-    /// The first of the two that no download could have produced, and why; `nil` if neither: the destination must be
-    /// an absolute file path without `..`, the partial file the hidden `.<name>.<UUID>.partial` file next to it that
-    /// the library names.
-    var problem: (field: Field, reason: String)? {
+    /// Reads the two back as the resume data format stores them (``destinationPath``, ``partialFileName``), unchecked
+    /// but for their shape: ``problem`` checks the rest.
+    ///
+    /// - Throws: ``Problem`` if the path is not absolute (a relative one would be resolved against the working
+    ///   directory) or holds NUL, or if the name is not one file name: empty, `.`, `..`, or with a `/` or NUL.
+    init(destinationPath: String, partialFileName name: String) throws(Problem) {
+        guard destinationPath.hasPrefix("/"), !destinationPath.utf8.contains(0) else {
+            throw Problem(field: .destination, reason: "\(destinationPath.debugDescription) is not an absolute path")
+        }
+        guard !name.isEmpty, name != ".", name != "..",
+            !name.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "/") })
+        else {
+            throw Problem(
+                field: .partialFile,
+                reason: "\(name.debugDescription) is not the name of a file in the destination's folder"
+            )
+        }
+        let destination = URL(fileURLWithPath: destinationPath, isDirectory: false)
+        self.init(
+            destination: destination,
+            partialFile: destination.deletingLastPathComponent().appendingPathComponent(name)
+        )
+    }
+
+    /// The destination's absolute path: what the resume data format stores.
+    var destinationPath: String { destination.path }
+
+    /// The partial file's name, in the destination's folder: what the resume data format stores.
+    var partialFileName: String { partialFile.lastPathComponent }
+
+    /// The first of the two that no download could have produced; `nil` if neither: the destination must be an
+    /// absolute file path without `..`, the partial file the hidden `.<name>.<UUID>.partial` file next to it that the
+    /// library names.
+    var problem: Problem? {
         if !PartialFile.isPlainFilePath(destination) {
-            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
+            return Problem(
+                field: .destination,
+                reason: "\(destination.absoluteString) is not an absolute file path without .."
+            )
         }
         if !PartialFile.isOwned(partialFile, by: destination) {
-            return (
-                .partialFile,
-                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
-                    + "next to the destination"
+            return Problem(
+                field: .partialFile,
+                reason:
+                    "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial "
+                    + "file next to the destination"
             )
         }
         return nil
@@ -53,8 +93,8 @@ struct PartialFileReference: Sendable, Hashable {
             destination: destination,
             partialFile: PartialFile.url(for: destination, id: id)
         )
-        if let (field, reason) = relocated.problem {
-            throw DownloadResumeError.invalidResumeData(field: field.rawValue, reason: reason)
+        if let problem = relocated.problem {
+            throw DownloadResumeError.invalidResumeData(field: problem.field.rawValue, reason: problem.reason)
         }
         return relocated
     }

@@ -100,8 +100,10 @@ public final class ResumableDownload: Sendable {
 /// ```
 ///
 /// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the
-/// destination until the download is resumed or ``discard()`` is called. Decoding checks every field: resume data
-/// read back is untrusted input (``init(from:)`` says what it refuses). Keep it where only your app can write it.
+/// destination until the download is resumed or ``discard()`` is called. It is written in a documented, versioned
+/// JSON format that later versions of the library read (<doc:ResumeDataFormat>, kind `single`). Decoding checks every
+/// field: resume data read back is untrusted input (``init(from:)`` says what it refuses). Keep it where only your app
+/// can write it.
 public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// The URL the bytes came from.
     public let url: URL
@@ -198,54 +200,71 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         self.integrity = integrity
     }
 
-    /// Decodes resume data, and refuses what no download could have produced: resume data read back from disk or
+    /// Decodes resume data in a version of <doc:ResumeDataFormat> this library reads — version 1, or the format from
+    /// before versions — and refuses what no download could have produced: resume data read back from disk or
     /// received from elsewhere is untrusted input.
     ///
-    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `url` is not an `http` or
-    ///   `https` URL; `destination` is not an absolute file path without `..`; `partialFile` is not the hidden
-    ///   `.<name>.<UUID>.partial` file next to the destination that the library names; `bytesKept` or `totalBytes`
-    ///   is negative, or `bytesKept` is more than `totalBytes`; `validator` is not a strong entity-tag or an
-    ///   HTTP-date (no CR, LF, NUL or other control character can reach a request header); or `integrity` cannot
-    ///   be checked (a negative length, a digest that is not 64 ASCII hexadecimal digits).
+    /// ```swift
+    /// let saved = try? JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// if saved == nil { try DownloadResumeData.discardPartialFiles(for: file) }   // unreadable: start over
+    /// ```
+    ///
+    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `version` is newer than this
+    ///   library reads or is not a positive integer; `kind` is not `single`; `url` is not an `http` or `https` URL;
+    ///   `destination` is not an absolute file path without `..`; `partialFile` is not the hidden
+    ///   `.<name>.<UUID>.partial` file next to the destination that the library names (in version 1, its name: one
+    ///   without `/`, `..` or NUL); `bytesKept` or `totalBytes` is negative, or `bytesKept` is more than `totalBytes`;
+    ///   `validator` is not a strong entity-tag or an HTTP-date (no CR, LF, NUL or other control character can reach
+    ///   a request header); or `integrity` cannot be checked (a negative length, a digest that is not 64 ASCII
+    ///   hexadecimal digits). A field of the wrong type, or missing, throws the `DecodingError` that says so.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            storing: try container.decode(URL.self, forKey: .url),
-            file: PartialFileReference(
-                destination: try container.decode(URL.self, forKey: .destination),
-                partialFile: try container.decode(URL.self, forKey: .partialFile)
-            ),
-            bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
-            validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
-            totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
-            integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
-        )
+        if try container.decodeVersion(of: .single) {
+            self.init(
+                storing: try container.decodeURLString(forKey: .url),
+                file: try container.decodePartialFileReference(),
+                bytesKept: try container.decodeInteger(Int64.self, forKey: .bytesKept),
+                validator: try container.decodeValidator(),
+                totalBytes: try container.decodeIntegerIfPresent(Int64.self, forKey: .totalBytes),
+                integrity: try container.decodeIntegrityIfPresent(forKey: .integrity)
+            )
+        } else {
+            // The format from before versions: file URLs, and the validator as Swift synthesized its coding.
+            self.init(
+                storing: try container.decode(URL.self, forKey: .url),
+                file: PartialFileReference(
+                    destination: try container.decode(URL.self, forKey: .destination),
+                    partialFile: try container.decode(URL.self, forKey: .partialFile)
+                ),
+                bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
+                validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
+                totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
+                integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
+            )
+        }
         if let (field, reason) = firstInvalidField {
             throw DecodingError.dataCorruptedError(forKey: field, in: container, debugDescription: reason)
         }
     }
 
-    /// Encodes the resume data.
+    /// Encodes the resume data in the current version of <doc:ResumeDataFormat>, kind `single`.
+    ///
+    /// ```swift
+    /// try JSONEncoder().encode(resumeData).write(to: stateFile, options: .atomic)
+    /// ```
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(url, forKey: .url)
-        try container.encode(destination, forKey: .destination)
-        try container.encode(partialFile, forKey: .partialFile)
+        try container.encodeVersion(of: .single)
+        try container.encode(url.absoluteString, forKey: .url)
+        try container.encodePartialFileReference(file)
         try container.encode(bytesKept, forKey: .bytesKept)
-        try container.encodeIfPresent(validator, forKey: .validator)
         try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeValidator(validator)
         try container.encodeIfPresent(integrity, forKey: .integrity)
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case url, destination, partialFile, bytesKept, validator, totalBytes, integrity
-
-        init(_ field: PartialFileReference.Field) {
-            switch field {
-            case .destination: self = .destination
-            case .partialFile: self = .partialFile
-            }
-        }
+    private enum CodingKeys: String, ResumeDataCodingKey {
+        case version, kind, url, destination, partialFile, bytesKept, validator, totalBytes, integrity
     }
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
@@ -253,7 +272,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         if !["http", "https"].contains(url.scheme?.lowercased() ?? "") || (url.host ?? "").isEmpty {
             return (.url, "\(url.absoluteString) is not an http or https URL")
         }
-        if let (field, reason) = file.problem { return (CodingKeys(field), reason) }
+        if let problem = file.problem { return (.key(problem.field), problem.reason) }
         if bytesKept < 0 { return (.bytesKept, "\(bytesKept) is negative") }
         if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
         if let totalBytes, bytesKept > totalBytes {

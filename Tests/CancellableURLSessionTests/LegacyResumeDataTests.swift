@@ -105,6 +105,21 @@ import Testing
         #expect(decoded.bytesKept == 524_288 + 262_144 + 100_000)
     }
 
+    @Test func resumeDataReadInTheOldFormatIsWrittenInTheCurrentOne() throws {
+        let single = try JSONDecoder().decode(DownloadResumeData.self, from: Data(Self.single.utf8))
+        let singleObject = try JSONSerialization.jsonObject(with: JSONEncoder().encode(single)) as? [String: Any]
+        #expect(singleObject?["version"] as? Int == 1)
+        #expect(singleObject?["partialFile"] as? String == Self.partialFile.lastPathComponent)
+        #expect(try JSONDecoder().decode(DownloadResumeData.self, from: JSONEncoder().encode(single)) == single)
+        let segmented = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: Data(Self.segmented.utf8))
+        let segmentedObject = try JSONSerialization.jsonObject(with: JSONEncoder().encode(segmented)) as? [String: Any]
+        #expect(segmentedObject?["version"] as? Int == 1)
+        #expect(
+            try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: JSONEncoder().encode(segmented))
+                == segmented
+        )
+    }
+
     @Test func segmentedResumeDataWithOnlyTheRequiredFieldsDecodes() throws {
         let expected = try SegmentedDownloadResumeData(
             mirrors: [URL(string: "https://a.example.com/video.mp4")!],
