@@ -36,6 +36,12 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
         self.pieces = pieces
     }
 
+    /// Its keys in resume data (<doc:ResumeDataFormat>), which apps keep across updates: renaming a property must not
+    /// rename its key.
+    private enum CodingKeys: String, CodingKey {
+        case length, sha256, pieces
+    }
+
     /// Throws ``DownloadIntegrityError/invalidExpectation(_:)`` if the expectation cannot be checked.
     func validate() throws {
         if let problem { throw DownloadIntegrityError.invalidExpectation(problem) }
@@ -110,6 +116,11 @@ public struct PieceDigests: Sendable, Hashable, Codable {
     public init(length: Int64, sha256: [String]) {
         self.length = length
         self.sha256 = sha256
+    }
+
+    /// Its keys in resume data (<doc:ResumeDataFormat>): renaming a property must not rename its key.
+    private enum CodingKeys: String, CodingKey {
+        case length, sha256
     }
 
     /// Why these pieces cannot describe a file of `fileLength` bytes; `nil` if they can.

@@ -101,15 +101,17 @@ public final class ResumableDownload: Sendable {
 /// ```
 ///
 /// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the
-/// destination until the download is resumed or ``discard()`` is called. Decoding checks every field: resume data
-/// read back is untrusted input (``init(from:)`` says what it refuses). Keep it where only your app can write it.
+/// destination until the download is resumed or ``discard()`` is called. It is written in a documented, versioned
+/// JSON format that later versions of the library read (<doc:ResumeDataFormat>, kind `single`). Decoding checks every
+/// field: resume data read back is untrusted input (``init(from:)`` says what it refuses). Keep it where only your app
+/// can write it.
 public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// The URL the bytes came from.
     public let url: URL
     /// Where the download goes once it finishes.
-    public let destination: URL
+    public var destination: URL { file.destination }
     /// The hidden file next to the destination that holds the bytes so far.
-    public let partialFile: URL
+    public var partialFile: URL { file.partialFile }
     /// How many bytes of the file the partial file holds: its first `bytesKept` bytes are the file's.
     public let bytesKept: Int64
     /// How the server identified the file — a strong validator — if it did: what `If-Range` sends, so that a file
@@ -120,6 +122,8 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     public let totalBytes: Int64?
     /// What the finished file is checked against, if the download was given it.
     public let integrity: DownloadIntegrity?
+    /// The destination and the partial file.
+    private let file: PartialFileReference
 
     /// A strong validator from the server's response: what makes a range request safe (RFC 9110 §8.8).
     public enum Validator: Sendable, Hashable, Codable {
@@ -169,8 +173,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     ) throws {
         self.init(
             storing: url,
-            destination: destination,
-            partialFile: partialFile,
+            file: PartialFileReference(destination: destination, partialFile: partialFile),
             bytesKept: bytesKept,
             validator: validator,
             totalBytes: totalBytes,
@@ -184,49 +187,85 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// Stores the values, unchecked: the initializers above check them.
     private init(
         storing url: URL,
-        destination: URL,
-        partialFile: URL,
+        file: PartialFileReference,
         bytesKept: Int64,
         validator: Validator?,
         totalBytes: Int64?,
         integrity: DownloadIntegrity?
     ) {
         self.url = url
-        self.destination = destination
-        self.partialFile = partialFile
+        self.file = file
         self.bytesKept = bytesKept
         self.validator = validator
         self.totalBytes = totalBytes
         self.integrity = integrity
     }
 
-    /// Decodes resume data, and refuses what no download could have produced: resume data read back from disk or
+    /// Decodes resume data in a version of <doc:ResumeDataFormat> this library reads — version 1, or the format from
+    /// before versions — and refuses what no download could have produced: resume data read back from disk or
     /// received from elsewhere is untrusted input.
     ///
-    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `url` is not an `http` or
-    ///   `https` URL; `destination` is not an absolute file path without `..`; `partialFile` is not the hidden
-    ///   `.<name>.<UUID>.partial` file next to the destination that the library names; `bytesKept` or `totalBytes`
-    ///   is negative, or `bytesKept` is more than `totalBytes`; `validator` is not a strong entity-tag or an
-    ///   HTTP-date (no CR, LF, NUL or other control character can reach a request header); or `integrity` cannot
-    ///   be checked (a negative length, a digest that is not 64 ASCII hexadecimal digits).
+    /// ```swift
+    /// let saved = try? JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// if saved == nil { try DownloadResumeData.discardPartialFiles(for: file) }   // unreadable: start over
+    /// ```
+    ///
+    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `version` is newer than this
+    ///   library reads or is not a positive integer; `kind` is not `single`; `url` is not an `http` or `https` URL;
+    ///   `destination` is not an absolute file path without `..`; `partialFile` is not the hidden
+    ///   `.<name>.<UUID>.partial` file next to the destination that the library names (in version 1, its name: one
+    ///   without `/`, `..` or NUL); `bytesKept` or `totalBytes` is negative, or `bytesKept` is more than `totalBytes`;
+    ///   `validator` is not a strong entity-tag or an HTTP-date (no CR, LF, NUL or other control character can reach
+    ///   a request header); or `integrity` cannot be checked (a negative length, a digest that is not 64 ASCII
+    ///   hexadecimal digits). A field of the wrong type, or missing, throws the `DecodingError` that says so.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            storing: try container.decode(URL.self, forKey: .url),
-            destination: try container.decode(URL.self, forKey: .destination),
-            partialFile: try container.decode(URL.self, forKey: .partialFile),
-            bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
-            validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
-            totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
-            integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
-        )
+        if try container.decodeVersion(of: .single) {
+            self.init(
+                storing: try container.decodeURLString(forKey: .url),
+                file: try container.decodePartialFileReference(),
+                bytesKept: try container.decodeInteger(Int64.self, forKey: .bytesKept),
+                validator: try container.decodeValidator(),
+                totalBytes: try container.decodeIntegerIfPresent(Int64.self, forKey: .totalBytes),
+                integrity: try container.decodeIntegrityIfPresent(forKey: .integrity)
+            )
+        } else {
+            // The format from before versions: file URLs, and the validator as Swift synthesized its coding.
+            self.init(
+                storing: try container.decode(URL.self, forKey: .url),
+                file: PartialFileReference(
+                    destination: try container.decode(URL.self, forKey: .destination),
+                    partialFile: try container.decode(URL.self, forKey: .partialFile)
+                ),
+                bytesKept: try container.decode(Int64.self, forKey: .bytesKept),
+                validator: try container.decodeIfPresent(Validator.self, forKey: .validator),
+                totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
+                integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
+            )
+        }
         if let (field, reason) = firstInvalidField {
             throw DecodingError.dataCorruptedError(forKey: field, in: container, debugDescription: reason)
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case url, destination, partialFile, bytesKept, validator, totalBytes, integrity
+    /// Encodes the resume data in the current version of <doc:ResumeDataFormat>, kind `single`.
+    ///
+    /// ```swift
+    /// try JSONEncoder().encode(resumeData).write(to: stateFile, options: .atomic)
+    /// ```
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeVersion(of: .single)
+        try container.encode(url.absoluteString, forKey: .url)
+        try container.encodePartialFileReference(file)
+        try container.encode(bytesKept, forKey: .bytesKept)
+        try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeValidator(validator)
+        try container.encodeIfPresent(integrity, forKey: .integrity)
+    }
+
+    private enum CodingKeys: String, ResumeDataCodingKey {
+        case version, kind, url, destination, partialFile, bytesKept, validator, totalBytes, integrity
     }
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
@@ -234,16 +273,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         if !["http", "https"].contains(url.scheme?.lowercased() ?? "") || (url.host ?? "").isEmpty {
             return (.url, "\(url.absoluteString) is not an http or https URL")
         }
-        if !PartialFile.isPlainFilePath(destination) {
-            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
-        }
-        if !PartialFile.isOwned(partialFile, by: destination) {
-            return (
-                .partialFile,
-                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
-                    + "next to the destination"
-            )
-        }
+        if let problem = file.problem { return (.key(problem.field), problem.reason) }
         if bytesKept < 0 { return (.bytesKept, "\(bytesKept) is negative") }
         if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
         if let totalBytes, bytesKept > totalBytes {
@@ -277,17 +307,11 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> DownloadResumeData {
-        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
-            throw DownloadResumeError.invalidResumeData(
-                field: CodingKeys.partialFile.stringValue,
-                reason: "\(partialFile.absoluteString) is not a partial file the library names"
-            )
-        }
-        // The initializer refuses a destination that is not a plain file path, naming the field.
+        let file = try file.relocated(to: destination)
         return try DownloadResumeData(
             url: url,
-            destination: destination,
-            partialFile: PartialFile.url(for: destination, id: id),
+            destination: file.destination,
+            partialFile: file.partialFile,
             bytesKept: bytesKept,
             validator: validator,
             totalBytes: totalBytes,
@@ -306,8 +330,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// process writes the file — a resume of this data still running — it is left to that download, which moves it
     /// into place, keeps it for its own resume data, or removes it.
     public func discard() {
-        guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
+        file.discard()
     }
 
     /// Removes the partial files that downloads to `destination` left behind with no resume data to resume or discard

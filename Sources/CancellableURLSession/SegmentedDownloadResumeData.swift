@@ -110,16 +110,17 @@ public final class SegmentedDownload: Sendable {
 /// ```
 ///
 /// It is `Codable`, so an app can keep it across launches; the partial file it names stays next to the destination
-/// until the download is resumed or ``discard()`` is called. Decoding checks every field: resume data read back is
-/// untrusted input (``init(from:)`` says what it refuses), and a resume opens only the partial file the library
-/// names next to the destination, and only if it is a regular file that is not a link.
+/// until the download is resumed or ``discard()`` is called. It is written in a documented, versioned JSON format that
+/// later versions of the library read (<doc:ResumeDataFormat>, kind `segmented`). Decoding checks every field: resume
+/// data read back is untrusted input (``init(from:)`` says what it refuses), and a resume opens only the partial file
+/// the library names next to the destination, and only if it is a regular file that is not a link.
 public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// The mirrors the download used, in the order given: where a resume fetches from unless it is given others.
     public let mirrors: [URL]
     /// Where the download goes once it finishes.
-    public let destination: URL
+    public var destination: URL { file.destination }
     /// The hidden file next to the destination that holds the bytes so far.
-    public let partialFile: URL
+    public var partialFile: URL { file.partialFile }
     /// The file's length, once a mirror had said; `nil` if the download paused before any answer (and kept nothing).
     public let totalBytes: Int64?
     /// The file's strong validator, from the mirror that answered first, if it gave one: a resume continues the bytes
@@ -130,6 +131,8 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     public let keptRanges: [Range<Int64>]
     /// What the finished file is checked against, if the download was given it.
     public let integrity: DownloadIntegrity?
+    /// The destination and the partial file.
+    private let file: PartialFileReference
 
     /// The number of bytes the partial file holds: the sum of ``keptRanges``' lengths.
     public var bytesKept: Int64 {
@@ -154,8 +157,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     ) throws {
         self.init(
             storing: mirrors,
-            destination: destination,
-            partialFile: partialFile,
+            file: PartialFileReference(destination: destination, partialFile: partialFile),
             totalBytes: totalBytes,
             validator: validator,
             keptRanges: keptRanges,
@@ -169,50 +171,86 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// Stores the values, unchecked: the initializers above check them.
     private init(
         storing mirrors: [URL],
-        destination: URL,
-        partialFile: URL,
+        file: PartialFileReference,
         totalBytes: Int64?,
         validator: DownloadResumeData.Validator?,
         keptRanges: [Range<Int64>],
         integrity: DownloadIntegrity?
     ) {
         self.mirrors = mirrors
-        self.destination = destination
-        self.partialFile = partialFile
+        self.file = file
         self.totalBytes = totalBytes
         self.validator = validator
         self.keptRanges = keptRanges
         self.integrity = integrity
     }
 
-    /// Decodes resume data, and refuses what no download could have produced: resume data read back from disk or
+    /// Decodes resume data in a version of <doc:ResumeDataFormat> this library reads — version 1, or the format from
+    /// before versions — and refuses what no download could have produced: resume data read back from disk or
     /// received from elsewhere is untrusted input.
     ///
-    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `mirrors` is empty, names more
-    ///   than ``maximumMirrors``, or one that is not an `http` or `https` URL; `destination` is not an absolute file
-    ///   path without `..`; `partialFile` is not the hidden `.<name>.<UUID>.partial` file next to the destination
-    ///   that the library names; `totalBytes` is negative, or differs from `integrity`'s length; a kept range is
-    ///   empty, starts below 0, ends past `totalBytes` (or there is no `totalBytes`), or does not begin after the
-    ///   one before it ends; `validator` is not a strong entity-tag or an HTTP-date; or `integrity` cannot be
-    ///   checked. A range whose start is above its end fails as `Range` itself refuses it.
+    /// ```swift
+    /// let saved = try? JSONDecoder().decode(SegmentedDownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// ```
+    ///
+    /// - Throws: `DecodingError.dataCorrupted`, whose coding path names the field, if `version` is newer than this
+    ///   library reads or is not a positive integer; `kind` is not `segmented`; `mirrors` is empty, names more than
+    ///   ``maximumMirrors``, or one that is not an `http` or `https` URL; `destination` is not an absolute file path
+    ///   without `..`; `partialFile` is not the hidden `.<name>.<UUID>.partial` file next to the destination that the
+    ///   library names (in version 1, its name: one without `/`, `..` or NUL); `totalBytes` is negative, or differs
+    ///   from `integrity`'s length; a kept range is not a `[start, end]` pair of integers, is empty, starts below 0,
+    ///   ends past `totalBytes` (or there is no `totalBytes`), or does not begin after the one before it ends;
+    ///   `validator` is not a strong entity-tag or an HTTP-date; or `integrity` cannot be checked. A field of the
+    ///   wrong type, or missing, throws the `DecodingError` that says so; before versions, a range whose start is
+    ///   above its end fails as `Range` itself refuses it.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            storing: try container.decode([URL].self, forKey: .mirrors),
-            destination: try container.decode(URL.self, forKey: .destination),
-            partialFile: try container.decode(URL.self, forKey: .partialFile),
-            totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
-            validator: try container.decodeIfPresent(DownloadResumeData.Validator.self, forKey: .validator),
-            keptRanges: try container.decode([Range<Int64>].self, forKey: .keptRanges),
-            integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
-        )
+        if try container.decodeVersion(of: .segmented) {
+            self.init(
+                storing: try container.decodeURLStrings(forKey: .mirrors, atMost: Self.maximumMirrors),
+                file: try container.decodePartialFileReference(),
+                totalBytes: try container.decodeIntegerIfPresent(Int64.self, forKey: .totalBytes),
+                validator: try container.decodeValidator(),
+                keptRanges: try container.decodeRangePairs(forKey: .keptRanges),
+                integrity: try container.decodeIntegrityIfPresent(forKey: .integrity)
+            )
+        } else {
+            // The format from before versions: file URLs, and the validator as Swift synthesized its coding.
+            self.init(
+                storing: try container.decode([URL].self, forKey: .mirrors),
+                file: PartialFileReference(
+                    destination: try container.decode(URL.self, forKey: .destination),
+                    partialFile: try container.decode(URL.self, forKey: .partialFile)
+                ),
+                totalBytes: try container.decodeIfPresent(Int64.self, forKey: .totalBytes),
+                validator: try container.decodeIfPresent(DownloadResumeData.Validator.self, forKey: .validator),
+                keptRanges: try container.decode([Range<Int64>].self, forKey: .keptRanges),
+                integrity: try container.decodeIfPresent(DownloadIntegrity.self, forKey: .integrity)
+            )
+        }
         if let (field, reason) = firstInvalidField {
             throw DecodingError.dataCorruptedError(forKey: field, in: container, debugDescription: reason)
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case mirrors, destination, partialFile, totalBytes, validator, keptRanges, integrity
+    /// Encodes the resume data in the current version of <doc:ResumeDataFormat>, kind `segmented`.
+    ///
+    /// ```swift
+    /// try JSONEncoder().encode(checkpoint).write(to: stateFile, options: .atomic)
+    /// ```
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeVersion(of: .segmented)
+        try container.encode(mirrors.map(\.absoluteString), forKey: .mirrors)
+        try container.encodePartialFileReference(file)
+        try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeValidator(validator)
+        try container.encodeRangePairs(keptRanges, forKey: .keptRanges)
+        try container.encodeIfPresent(integrity, forKey: .integrity)
+    }
+
+    private enum CodingKeys: String, ResumeDataCodingKey {
+        case version, kind, mirrors, destination, partialFile, totalBytes, validator, keptRanges, integrity
     }
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
@@ -226,17 +264,10 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         {
             return (.mirrors, "\(url.absoluteString) is not an http or https URL")
         }
-        if !PartialFile.isPlainFilePath(destination) {
-            return (.destination, "\(destination.absoluteString) is not an absolute file path without ..")
-        }
-        if !PartialFile.isOwned(partialFile, by: destination) {
-            return (
-                .partialFile,
-                "\(partialFile.absoluteString) is not the hidden .\(destination.lastPathComponent).<UUID>.partial file "
-                    + "next to the destination"
-            )
-        }
+        if let problem = file.problem { return (.key(problem.field), problem.reason) }
         if let totalBytes, totalBytes < 0 { return (.totalBytes, "\(totalBytes) is negative") }
+        // An integrity that cannot be checked is named as such, before its length is compared with totalBytes.
+        if let problem = integrity?.problem { return (.integrity, problem) }
         if let totalBytes, let length = integrity?.length, length != totalBytes {
             return (.totalBytes, "\(totalBytes) is not the integrity's length \(length)")
         }
@@ -244,7 +275,6 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         if let validator, !validator.isWellFormed {
             return (.validator, "\(validator) is neither a strong entity-tag nor an HTTP-date")
         }
-        if let problem = integrity?.problem { return (.integrity, problem) }
         return nil
     }
 
@@ -274,16 +304,11 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> SegmentedDownloadResumeData {
-        guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
-            throw DownloadResumeError.invalidResumeData(
-                field: CodingKeys.partialFile.stringValue,
-                reason: "\(partialFile.absoluteString) is not a partial file the library names"
-            )
-        }
+        let file = try file.relocated(to: destination)
         return try SegmentedDownloadResumeData(
             mirrors: mirrors,
-            destination: destination,
-            partialFile: PartialFile.url(for: destination, id: id),
+            destination: file.destination,
+            partialFile: file.partialFile,
             totalBytes: totalBytes,
             validator: validator,
             keptRanges: keptRanges,
@@ -301,7 +326,6 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// never a directory. While a download in this process writes the file — a resume of this data still running, or
     /// the download a checkpoint was taken from — it is left to that download.
     public func discard() {
-        guard PartialFile.isOwned(partialFile, by: destination) else { return }
-        PartialFile(url: partialFile, destination: destination).removeUnlessInUse()
+        file.discard()
     }
 }

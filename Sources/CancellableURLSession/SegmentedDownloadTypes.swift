@@ -125,9 +125,9 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
 
     /// Whether the fault may pass, so that a mirror can be asked again
     /// (``SegmentedDownloadOptions/retriesPerMirror``): its connection was lost, refused or timed out, its host not
-    /// found, its server gave no answer (``transferFailed(_:description:)``); it stalled, or its body ended early; or it answered
-    /// `408`, `429`, `500`, `502`, `503` or `504`. A mirror that serves another file, cannot serve ranges, is too slow
-    /// or sent a bad piece will do so again: those faults do not pass.
+    /// found, its server gave no answer (``transferFailed(_:description:)``); it stalled, or its body ended early; or
+    /// it answered `408`, `429`, `500`, `502`, `503` or `504`. A mirror that serves another file, cannot serve ranges,
+    /// is too slow or sent a bad piece will do so again: those faults do not pass.
     ///
     /// ```swift
     /// if let reason = mirror.dropped, reason.isTransient { retryLater(mirror.url) }

@@ -309,7 +309,9 @@ import Testing
         var transfer = Self.started(schedule.begin(at: 0))[0]
         _ = schedule.accept(Self.partial(0, 99, of: 300), for: transfer.id, at: 0)
         _ = schedule.receive(40, for: transfer.id, at: 1)
-        for fault in [MirrorDropReason.transferFailed(.networkConnectionLost, description: "lost"), .stalled(seconds: 4)] {
+        for fault in [
+            MirrorDropReason.transferFailed(.networkConnectionLost, description: "lost"), .stalled(seconds: 4),
+        ] {
             let actions = schedule.fail(transfer.id, fault, at: 1)
             #expect(actions == [.cancel(id: transfer.id)], "it rests before its next request")
             #expect(schedule.mirrors[0].dropped == nil && schedule.mirrors[0].lastRetriedFault == fault)
@@ -353,7 +355,9 @@ import Testing
     }
 
     @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
-        for fault in [MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL, description: "bad")] {
+        for fault in [
+            MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL, description: "bad"),
+        ] {
             var schedule = SegmentSchedule(mirrors: 2, options: Self.retrying(5))
             let first = Self.started(schedule.begin(at: 0))
             _ = schedule.fail(first[0].id, fault, at: 0)

@@ -113,6 +113,24 @@ import FoundationNetworking
         )
     }
 
+    /// `data` as JSON in the format from before resume data had a version (what 0eb7b5f wrote): `file:` URLs and the
+    /// validator as Swift synthesized its coding; without integrity.
+    static func unversionedObject(_ data: DownloadResumeData) -> [String: Any] {
+        var object: [String: Any] = [
+            "url": data.url.absoluteString,
+            "destination": data.destination.absoluteString,
+            "partialFile": data.partialFile.absoluteString,
+            "bytesKept": data.bytesKept,
+        ]
+        object["totalBytes"] = data.totalBytes
+        switch data.validator {
+        case .entityTag(let tag)?: object["validator"] = ["entityTag": ["_0": tag]]
+        case .lastModified(let date)?: object["validator"] = ["lastModified": ["_0": date]]
+        case nil: break
+        }
+        return object
+    }
+
     // MARK: Decoding refuses what no download produces
 
     /// A field of resume data and a value for it that no download produces.
@@ -185,6 +203,23 @@ import FoundationNetworking
         }
         #expect(try sandbox.snapshot() == before)
         #expect(server.connections.isEmpty)
+    }
+
+    @Test(arguments: tamperings)
+    func unversionedResumeDataNoDownloadProducesIsRefusedAlikeNamingTheField(_ tampering: Tampering) throws {
+        defer { cleanUp() }
+        let saved = try pausedDownload()
+        var object = Self.unversionedObject(saved)
+        let untouched = try JSONSerialization.data(withJSONObject: object)
+        #expect(try JSONDecoder().decode(DownloadResumeData.self, from: untouched) == saved)
+        object[tampering.field] = tampering.value(sandbox)
+        do {
+            let json = try JSONSerialization.data(withJSONObject: object)
+            let decoded = try JSONDecoder().decode(DownloadResumeData.self, from: json)
+            Issue.record("decoded: \(decoded)")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.codingPath.last?.stringValue == tampering.field, "\(context)")
+        }
     }
 
     @Test func thePublicInitializerRefusesWhatDecodingRefuses() throws {
