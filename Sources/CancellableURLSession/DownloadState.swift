@@ -124,7 +124,7 @@ struct DownloadState {
             return restart(from: kept, with: KeptBytes(count: 0, totalBytes: answer.announcedLength))
         case (.whole, 206):
             // A part nobody asked for is not the file.
-            return fail(DownloadResumeError.unexpectedContentRange(answer.rangeHeader))
+            return fail(DownloadError.unexpectedContentRange(answer.rangeHeader))
         case (_, 200...299):
             return receiveWholeFile(kept: kept, answer)
         default:
@@ -157,11 +157,11 @@ struct DownloadState {
             phase = .writing(continued, position: start, before: kept)
             return .write(truncating: false)
         case .contentCoded(let coding):
-            return fail(DownloadResumeError.contentCoded(coding))
+            return fail(DownloadError.contentCoded(coding))
         case .validatorDisagrees(let expected, _):
-            return fail(DownloadResumeError.validatorNotRepeated(expected))
+            return fail(DownloadError.validatorNotRepeated(expected))
         case .unexpectedRange, .lengthDisagrees, .unvalidated:
-            return fail(DownloadResumeError.unexpectedContentRange(answer.rangeHeader))
+            return fail(DownloadError.unexpectedContentRange(answer.rangeHeader))
         }
     }
 
@@ -176,7 +176,7 @@ struct DownloadState {
         let length = answer.range?.total ?? kept.totalBytes
         let contradicted = validator.map { Continuation.relation(of: answer, to: $0) == .contradicts } ?? false
         guard length == start, !contradicted else {
-            return fail(DownloadResumeError.rangeNotSatisfiable(serverLength: length))
+            return fail(DownloadError.rangeNotSatisfiable(serverLength: length))
         }
         phase = .closed(KeptBytes(count: start, validator: validator, totalBytes: length), complete: true)
         return .ignore
@@ -216,7 +216,7 @@ struct DownloadState {
     /// The body runs past the file's announced length `total`: this answer is not trusted, the bytes the file held
     /// before it are.
     private mutating func failLongerThan(_ total: Int64, keeping before: KeptBytes) {
-        let error = DownloadResumeError.bodyLongerThanAnnounced(totalBytes: total)
+        let error = DownloadError.bodyLongerThanAnnounced(totalBytes: total)
         phase = .failed(before, error, keeping: before.count > 0 ? before : nil)
     }
 
@@ -226,7 +226,7 @@ struct DownloadState {
     ///
     /// - Returns: how many of them the file already holds (they are not written again); `nil` if they run past the
     ///   file's announced length: the download then fails with
-    ///   ``DownloadResumeError/bodyLongerThanAnnounced(totalBytes:)``,
+    ///   ``DownloadError/bodyLongerThanAnnounced(totalBytes:)``,
     ///   keeping the bytes the file held before this response. Stop the transfer.
     mutating func admit(_ count: Int64) -> Int64? {
         guard case .writing(let kept, let position, let before) = phase else { return count }
@@ -281,7 +281,7 @@ struct DownloadState {
             if position < kept.count {
                 if let taskError { return .fail(taskError, keeping: keeping) }
                 // The body ended before the bytes the file already holds: the server's file is shorter than them.
-                return .fail(DownloadResumeError.rangeNotSatisfiable(serverLength: position), keeping: nil)
+                return .fail(DownloadError.rangeNotSatisfiable(serverLength: position), keeping: nil)
             }
             if let total = kept.totalBytes, kept.count < total {
                 // The body ended before every byte the server announced: what arrived is still the file's start, but

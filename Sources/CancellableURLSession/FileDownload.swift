@@ -49,7 +49,7 @@ final class FileDownload: @unchecked Sendable {
     /// `206` carries; a resumable one, whose resume could not continue a part, is refused.
     ///
     /// - Throws: the file system's error, ``DownloadIntegrityError/invalidExpectation(_:)``, or, for a resumable
-    ///   download, ``DownloadResumeError/rangeRequested(_:)``.
+    ///   download, ``DownloadError/rangeRequested(_:)``.
     convenience init(
         _ request: URLRequest,
         to destination: URL,
@@ -58,7 +58,7 @@ final class FileDownload: @unchecked Sendable {
     ) throws {
         try integrity?.validate()
         let range = request.value(forHTTPHeaderField: "Range")
-        if let range, resumeData != nil { throw DownloadResumeError.rangeRequested(range) }
+        if let range, resumeData != nil { throw DownloadError.rangeRequested(range) }
         let url = request.url ?? destination
         let (partial, handle) = try PartialFile.create(for: destination)
         let state = DownloadState(kept: .nothing, requested: range == nil ? .whole : .callersRange)
@@ -90,7 +90,7 @@ final class FileDownload: @unchecked Sendable {
     ) throws {
         try integrity?.validate()
         guard PartialFile.claim(data.partialFile) else {
-            throw DownloadResumeError.partialFileInUse(data.partialFile)
+            throw DownloadError.partialFileInUse(data.partialFile)
         }
         let partial: PartialFile
         let handle: FileHandle

@@ -99,7 +99,7 @@ struct PartialFile: Sendable {
     /// writing after them. A partial file that is gone or shorter than `bytes` is (re)created empty.
     ///
     /// - Returns: the file, its handle, and how many bytes it kept (`bytes` or 0).
-    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if `url` is not a partial file of `destination`
+    /// - Throws: ``DownloadError/partialFileNotOwned(_:)`` if `url` is not a partial file of `destination`
     ///   (``isOwned(_:by:)``), or is a directory, a symbolic link or a file with another link: nothing is touched.
     ///   A file that cannot be truncated stays as it was.
     static func reopen(
@@ -135,7 +135,7 @@ struct PartialFile: Sendable {
         for destination: URL,
         keep: (Int64) -> Int64
     ) throws -> (PartialFile, FileHandle, Int64) {
-        guard isOwned(url, by: destination) else { throw DownloadResumeError.partialFileNotOwned(url) }
+        guard isOwned(url, by: destination) else { throw DownloadError.partialFileNotOwned(url) }
         let file = PartialFile(url: url, destination: destination)
         try file.refuseDirectoryDestination()
         let (handle, size) = try file.open(creating: false)
@@ -186,7 +186,7 @@ struct PartialFile: Sendable {
 
     /// Removes the partial files named for `destination` (``isOwned(_:by:)``) that no download in this process holds,
     /// except those in `kept` (compared by ``identity(of:)``). Each is claimed while it is removed, so a resume
-    /// started meanwhile is refused (``DownloadResumeError/partialFileInUse(_:)``) rather than write into a file that
+    /// started meanwhile is refused (``DownloadError/partialFileInUse(_:)``) rather than write into a file that
     /// is then unlinked.
     ///
     /// - Returns: the files removed, in name order.
@@ -222,7 +222,7 @@ struct PartialFile: Sendable {
     /// symbolic link at its path.
     ///
     /// - Returns: the handle, and the file's size.
-    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if what is there is not a regular file with one link
+    /// - Throws: ``DownloadError/partialFileNotOwned(_:)`` if what is there is not a regular file with one link
     ///   (a directory, a symbolic link, a device, a hard link to another file), or the folder's error as a
     ///   `CocoaError` (missing, not writable, read-only, full).
     private func open(creating: Bool) throws -> (FileHandle, Int64) {
@@ -235,7 +235,7 @@ struct PartialFile: Sendable {
             fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) == 0
         else {
             close(descriptor)
-            throw DownloadResumeError.partialFileNotOwned(url)
+            throw DownloadError.partialFileNotOwned(url)
         }
         return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), Int64(status.st_size))
     }
@@ -244,7 +244,7 @@ struct PartialFile: Sendable {
     private func openError(_ code: Int32) -> Error {
         let folder = [NSFilePathErrorKey: url.deletingLastPathComponent().path]
         switch code {
-        case ELOOP, EISDIR, EEXIST, ENXIO, EMLINK: return DownloadResumeError.partialFileNotOwned(url)
+        case ELOOP, EISDIR, EEXIST, ENXIO, EMLINK: return DownloadError.partialFileNotOwned(url)
         case ENOENT, ENOTDIR: return CocoaError(.fileNoSuchFile, userInfo: folder)
         case EACCES, EPERM: return CocoaError(.fileWriteNoPermission, userInfo: folder)
         case EROFS: return CocoaError(.fileWriteVolumeReadOnly, userInfo: folder)
@@ -290,14 +290,14 @@ struct PartialFile: Sendable {
 
     /// Opens the partial file for reading, without following a symbolic link: to read back what was written.
     ///
-    /// - Throws: ``DownloadResumeError/partialFileNotOwned(_:)`` if it is not a regular file, or the system's error.
+    /// - Throws: ``DownloadError/partialFileNotOwned(_:)`` if it is not a regular file, or the system's error.
     func openForReading() throws -> FileHandle {
         let descriptor = systemOpen(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
         guard descriptor >= 0 else { throw openError(errno) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
-            throw DownloadResumeError.partialFileNotOwned(url)
+            throw DownloadError.partialFileNotOwned(url)
         }
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }

@@ -80,11 +80,11 @@ struct PartialFileReference: Sendable, Hashable {
     /// The same partial file for another destination: the file of the same id (`.<name>.<UUID>.partial`, the same
     /// UUID) next to `destination`.
     ///
-    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `partialFile` if this partial file
+    /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` with field `partialFile` if this partial file
     ///   is not one the library names, or `destination` if `destination` is not an absolute file path without `..`.
     func relocated(to destination: URL) throws -> PartialFileReference {
         guard let id = PartialFile.id(of: partialFile, for: self.destination) else {
-            throw DownloadResumeError.invalidResumeData(
+            throw DownloadError.invalidResumeData(
                 field: Field.partialFile.rawValue,
                 reason: "\(partialFile.absoluteString) is not a partial file the library names"
             )
@@ -94,7 +94,7 @@ struct PartialFileReference: Sendable, Hashable {
             partialFile: PartialFile.url(for: destination, id: id)
         )
         if let problem = relocated.problem {
-            throw DownloadResumeError.invalidResumeData(field: problem.field.rawValue, reason: problem.reason)
+            throw DownloadError.invalidResumeData(field: problem.field.rawValue, reason: problem.reason)
         }
         return relocated
     }

@@ -57,7 +57,7 @@ public final class ResumableDownload: Sendable {
     /// Resolves once the transfer has stopped: with what resumes it if it was paused, or failed with bytes kept (a
     /// `URLError`, an HTTP error status); with `nil` if it finished, was cancelled for good, failed with no bytes
     /// kept, or failed in a way that resuming cannot mend (a file that did not pass its ``DownloadIntegrity``, a
-    /// ``DownloadResumeError``, a full disk).
+    /// ``DownloadError``, a full disk).
     public let resumeData: Guarantee<DownloadResumeData?>
 
     init(
@@ -160,7 +160,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
 
     /// Makes resume data; the library makes it for you when a ``ResumableDownload`` pauses.
     ///
-    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` naming the first value that no download
+    /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` naming the first value that no download
     ///   could have produced — the same rules as decoding (see ``init(from:)``).
     public init(
         url: URL,
@@ -180,7 +180,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
             integrity: integrity
         )
         if let (field, reason) = firstInvalidField {
-            throw DownloadResumeError.invalidResumeData(field: field.stringValue, reason: reason)
+            throw DownloadError.invalidResumeData(field: field.stringValue, reason: reason)
         }
     }
 
@@ -304,7 +304,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// that destination's folder is touched, whatever the data says. If the folder holds no partial file of that
     /// name, the download starts over.
     ///
-    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
+    /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> DownloadResumeData {
         let file = try file.relocated(to: destination)
@@ -353,7 +353,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// directory, and a symbolic link rather than what it points to. It skips the files in `kept` (pass the
     /// `partialFile` of the resume data you will resume, of either kind) and the file of every download running in this
     /// process, whichever spelling of the folder (`/var` or `/private/var`, a symbolic link to it) either used; a
-    /// resume of a file started while it is removed is refused with ``DownloadResumeError/partialFileInUse(_:)``.
+    /// resume of a file started while it is removed is refused with ``DownloadError/partialFileInUse(_:)``.
     /// Downloads in other processes are not known: do not call it while another process, such as an app extension
     /// sharing the folder, downloads to `destination`.
     ///
@@ -386,81 +386,5 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
         /// Continue the bytes kept if the server's `206` names the same total length. Only a
         /// ``DownloadIntegrity`` with a SHA-256 detects a file that changed but kept its length.
         case continueIfLengthMatches
-    }
-}
-
-/// Why a resumed download could not continue the bytes it had. The partial file was removed (except for
-/// ``partialFileInUse(_:)``, ``partialFileNotOwned(_:)``, ``invalidResumeData(field:reason:)`` and
-/// ``rangeRequested(_:)``, which touch no file); start the download again.
-///
-/// ```swift
-/// session.resumeDownload(saved).promise.catch { error in
-///     if error is DownloadResumeError { session.resumableDownload(from: url, to: file) }
-/// }
-/// ```
-///
-/// A server that cannot or will not continue in a harmless way — it ignores ranges, or the file changed and
-/// `If-Range` no longer matches — answers `200` with the whole file, and the download simply starts over from
-/// byte 0; that is not an error.
-public enum DownloadResumeError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The server's file is shorter than the bytes kept — it answered `416 Range Not Satisfiable`, or its whole file
-    /// ended before them — (its length is `serverLength` if known), so it is not the same file.
-    case rangeNotSatisfiable(serverLength: Int64?)
-    /// The server answered `206` with a `Content-Range` (`header`) that does not continue the bytes kept: another
-    /// start, or another total length than the file had.
-    case unexpectedContentRange(String?)
-    /// The server answered `206` without repeating the strong validator of the bytes kept — its `ETag`, or its
-    /// `Last-Modified` — so its bytes may be of another file.
-    case validatorNotRepeated(DownloadResumeData.Validator)
-    /// The server answered `206` with a content coding (`Content-Encoding`, given here): the bytes it sends are not at
-    /// the offsets of the file's bytes.
-    case contentCoded(String)
-    /// Another download resumed from the same resume data is still running: one partial file cannot take two
-    /// downloads at once. The partial file was left to that download.
-    case partialFileInUse(URL)
-    /// The resume data names, as its partial file, something the library did not make for its destination: a path
-    /// that is not the hidden `.<name>.<UUID>.partial` file next to the destination, or, at that path, a directory,
-    /// a symbolic link, or a file with another hard link. Nothing was opened, changed or removed.
-    case partialFileNotOwned(URL)
-    /// ``DownloadResumeData/init(url:destination:partialFile:bytesKept:validator:totalBytes:integrity:)`` was given a
-    /// value no download could have produced: `field` names it, `reason` says why.
-    case invalidResumeData(field: String, reason: String)
-    /// The server sent more of the body than the file's length it announced (`totalBytes`), for instance a `206`
-    /// whose body runs past its `Content-Range`. The transfer was stopped there; the bytes kept before this answer
-    /// stay for a resume.
-    case bodyLongerThanAnnounced(totalBytes: Int64)
-    /// A resumable download's request carries its own `Range` header (given here). A resumable download is of the
-    /// whole file — a resume asks for the rest of it — so it was refused before any request, and no file was made.
-    /// `URLSession.cancellableDownload(for:to:verifying:file:line:progress:)` downloads the part a `Range` asks for.
-    case rangeRequested(String)
-
-    /// A sentence saying what the server answered.
-    public var description: String {
-        switch self {
-        case .rangeNotSatisfiable(let length):
-            "The server cannot continue the download: its file is "
-                + "\(length.map { "\($0) bytes" } ?? "of unknown length"), shorter than the bytes kept."
-        case .unexpectedContentRange(let header):
-            "The server continued the download with Content-Range \(header ?? "(none)"), which does not follow the "
-                + "bytes kept."
-        case .validatorNotRepeated(let validator):
-            "The server continued the download without repeating the validator \(validator.headerValue) of the bytes "
-                + "kept: they may be of another file."
-        case .contentCoded(let coding):
-            "The server continued the download with the content coding \"\(coding)\": its bytes are not at the "
-                + "offsets of the bytes kept."
-        case .partialFileInUse(let file):
-            "Another download is already resuming into \(file.path)."
-        case .partialFileNotOwned(let file):
-            "The resume data's partial file \(file.path) is not a file this library made for its destination: "
-                + "nothing was touched."
-        case .invalidResumeData(let field, let reason):
-            "The resume data's \(field) is invalid: \(reason)."
-        case .bodyLongerThanAnnounced(let total):
-            "The server sent more than the \(total) bytes it announced as the file's length."
-        case .rangeRequested(let range):
-            "A resumable download is of the whole file, but its request asks for Range \(range): download a part "
-                + "with cancellableDownload(for:to:)."
-        }
     }
 }

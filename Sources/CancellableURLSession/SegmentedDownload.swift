@@ -195,8 +195,8 @@ extension URLSession {
     ///   - line: the line of that call (`#line`), likewise.
     ///   - progress: as for a new download; `bytesWritten` counts the bytes kept.
     /// - Returns: the download. It rejects before any request, touching no file, with
-    ///   ``DownloadResumeError/partialFileNotOwned(_:)`` if the partial file is a link, a directory or has another
-    ///   hard link, and with ``DownloadResumeError/partialFileInUse(_:)`` if another download resumed from the same
+    ///   ``DownloadError/partialFileNotOwned(_:)`` if the partial file is a link, a directory or has another
+    ///   hard link, and with ``DownloadError/partialFileInUse(_:)`` if another download resumed from the same
     ///   data is still running.
     public func resumeSegmentedDownload(
         _ resumeData: SegmentedDownloadResumeData,
@@ -221,7 +221,7 @@ extension URLSession {
         ) {
             let data = try destination.map { try resumeData.relocated(to: $0) } ?? resumeData
             guard PartialFile.claim(data.partialFile) else {
-                throw DownloadResumeError.partialFileInUse(data.partialFile)
+                throw DownloadError.partialFileInUse(data.partialFile)
             }
             do {
                 let trusted =

@@ -69,7 +69,7 @@ public final class SegmentedDownload: Sendable {
     /// few megabytes or seconds, not on every progress report.
     ///
     /// Resuming from a checkpoint while this download still runs is refused
-    /// (``DownloadResumeError/partialFileInUse(_:)``): one partial file cannot take two downloads.
+    /// (``DownloadError/partialFileInUse(_:)``): one partial file cannot take two downloads.
     ///
     /// - Returns: `nil` once the download has ended (``resumeData`` then says what it kept), or if the file could not
     ///   be flushed.
@@ -144,7 +144,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
 
     /// Makes resume data; the library makes it for you when a ``SegmentedDownload`` pauses.
     ///
-    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` naming the first value that no download
+    /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` naming the first value that no download
     ///   could have produced — the same rules as decoding (see ``init(from:)``).
     public init(
         mirrors: [URL],
@@ -164,7 +164,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
             integrity: integrity
         )
         if let (field, reason) = firstInvalidField {
-            throw DownloadResumeError.invalidResumeData(field: field.stringValue, reason: reason)
+            throw DownloadError.invalidResumeData(field: field.stringValue, reason: reason)
         }
     }
 
@@ -301,7 +301,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
     /// session.resumeSegmentedDownload(try saved.relocated(to: destination))
     /// ```
     ///
-    /// - Throws: ``DownloadResumeError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
+    /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.
     public func relocated(to destination: URL) throws -> SegmentedDownloadResumeData {
         let file = try file.relocated(to: destination)

@@ -150,7 +150,7 @@ extension URLSession {
     ///
     /// A request with its own `Range` header downloads that part: the `206` answering it is the file (a server
     /// that ignores ranges answers `200` with the whole file, which is written instead). Without one, a `206` is not
-    /// the file and rejects with ``DownloadResumeError/unexpectedContentRange(_:)``.
+    /// the file and rejects with ``DownloadError/unexpectedContentRange(_:)``.
     ///
     /// - Parameters:
     ///   - integrity: the length and/or SHA-256 the file must have; a mismatch rejects with
@@ -218,7 +218,7 @@ extension URLSession {
     ///
     /// Behaves as ``cancellableDownload(for:to:verifying:file:line:progress:)``, except when it stops early: see
     /// ``ResumableDownload``. It downloads the whole file, which a resume continues: a request with its own `Range`
-    /// header rejects at once with ``DownloadResumeError/rangeRequested(_:)``, and nothing is sent.
+    /// header rejects at once with ``DownloadError/rangeRequested(_:)``, and nothing is sent.
     public func resumableDownload(
         for request: URLRequest,
         to destination: URL,
@@ -274,11 +274,11 @@ extension URLSession {
     ///   the bytes kept stay (the ones it sends again are not rewritten); otherwise the download starts over from byte
     ///   0.
     /// - `416` when the partial file already holds every byte: the download finishes with it. Any other `416`, or a
-    ///   `206` that is not of the same file, rejects with ``DownloadResumeError`` and removes the bytes.
+    ///   `206` that is not of the same file, rejects with ``DownloadError`` and removes the bytes.
     ///
     /// Resume data is untrusted input, checked when decoded (``DownloadResumeData/init(from:)``); a resume also opens
     /// the partial file only if it is a regular file, not a link, with no other hard link, and otherwise rejects with
-    /// ``DownloadResumeError/partialFileNotOwned(_:)`` before any request, touching nothing.
+    /// ``DownloadError/partialFileNotOwned(_:)`` before any request, touching nothing.
     ///
     /// Resume data without a strong validator starts over, unless `withoutValidator` is
     /// ``DownloadResumeData/WithoutValidator/continueIfLengthMatches``; so does resume data whose partial file is

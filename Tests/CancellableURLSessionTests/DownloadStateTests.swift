@@ -93,7 +93,7 @@ import FoundationNetworking
         var state = Self.resumed()
         #expect(state.receive(Self.response(206, headers)) == .cancel)
         let ending = state.end(taskError: URLError(.cancelled), statusError: nil)
-        #expect(ending.error as? DownloadResumeError == .validatorNotRepeated(Self.tag))
+        #expect(ending.error as? DownloadError == .validatorNotRepeated(Self.tag))
         #expect(ending.isRemoved, "the bytes may be of another file")
     }
 
@@ -114,7 +114,7 @@ import FoundationNetworking
             ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\"", "Content-Encoding": "gzip"]
         )
         #expect(state.receive(response) == .cancel)
-        #expect(state.end(taskError: nil, statusError: nil).error as? DownloadResumeError == .contentCoded("gzip"))
+        #expect(state.end(taskError: nil, statusError: nil).error as? DownloadError == .contentCoded("gzip"))
     }
 
     @Test(arguments: ["bytes 0-999/1000", "bytes 400-1009/1010", "bytes 401-999/1000", "nonsense"])
@@ -122,7 +122,7 @@ import FoundationNetworking
         var state = Self.resumed()
         #expect(state.receive(Self.response(206, ["Content-Range": contentRange, "ETag": "\"v1\""])) == .cancel)
         let ending = state.end(taskError: nil, statusError: nil)
-        #expect(ending.error as? DownloadResumeError == .unexpectedContentRange(contentRange))
+        #expect(ending.error as? DownloadError == .unexpectedContentRange(contentRange))
         #expect(ending.isRemoved)
     }
 
@@ -183,7 +183,7 @@ import FoundationNetworking
         _ = state.receive(Self.response(200, ["ETag": "\"v1\""]))  // no length: it ends when it ends
         state.advance(by: 250)
         let ending = state.end(taskError: nil, statusError: nil)
-        #expect(ending.error as? DownloadResumeError == .rangeNotSatisfiable(serverLength: 250))
+        #expect(ending.error as? DownloadError == .rangeNotSatisfiable(serverLength: 250))
         #expect(ending.isRemoved)
     }
 
@@ -201,7 +201,7 @@ import FoundationNetworking
     func anyOther416MeansAnotherFile(headers: [String: String]) {
         var state = Self.resumed(KeptBytes(count: 1_000, validator: Self.tag, totalBytes: 1_000))
         #expect(state.receive(Self.response(416, headers)) == .cancel)
-        #expect(state.end(taskError: nil, statusError: nil).error is DownloadResumeError)
+        #expect(state.end(taskError: nil, statusError: nil).error is DownloadError)
     }
 
     @Test func aBodyThatEndsBeforeItsAnnouncedLengthKeepsWhatArrivedButNotTheClaim() {
@@ -254,7 +254,7 @@ import FoundationNetworking
         let pastTheEnd = state.admit(200)
         #expect(pastTheEnd == nil, "100 bytes past the file's 1,000: the transfer stops")
         let ending = state.end(taskError: URLError(.cancelled), statusError: nil)
-        #expect(ending.error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 1_000))
+        #expect(ending.error as? DownloadError == .bodyLongerThanAnnounced(totalBytes: 1_000))
         #expect(ending.kept == Self.kept, "the 400 bytes from before this answer stay; its own do not")
     }
 
@@ -264,7 +264,7 @@ import FoundationNetworking
         let filled = state.filled(size: 1_200)
         #expect(!filled)
         let ending = state.end(taskError: nil, statusError: nil)
-        #expect(ending.error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 1_000))
+        #expect(ending.error as? DownloadError == .bodyLongerThanAnnounced(totalBytes: 1_000))
         #expect(ending.isRemoved)
     }
 

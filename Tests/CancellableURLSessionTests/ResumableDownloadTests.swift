@@ -315,7 +315,7 @@ import FoundationNetworking
         let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let first = session.resumeDownload(saved)
         let second = session.resumeDownload(saved, to: throughLink)
-        let refused = await failure(of: second.promise) as? DownloadResumeError
+        let refused = await failure(of: second.promise) as? DownloadError
         #expect(refused == .partialFileInUse(try saved.relocated(to: throughLink).partialFile))
         #expect(try DownloadResumeData.discardPartialFiles(for: throughLink).isEmpty, "the running resume's file")
         _ = try await first.promise.async()
@@ -392,7 +392,7 @@ import FoundationNetworking
         file.change { $0.body = Self.body.prefix(1_000) }  // a misbehaving server: same ETag, another file
         let resumed = session.resumeDownload(saved)
         let failure = await failure(of: resumed.promise)
-        #expect(failure as? DownloadResumeError == .rangeNotSatisfiable(serverLength: 1_000), "\(failure as Any)")
+        #expect(failure as? DownloadError == .rangeNotSatisfiable(serverLength: 1_000), "\(failure as Any)")
         #expect(await resumed.resumeData.async() == nil)
         #expect(try contents().isEmpty)
         #expect(server.connections.last?.status == 416)
@@ -406,7 +406,7 @@ import FoundationNetworking
         file.change { $0.body = Self.body + Data(count: 10) }
         let failure = await failure(of: session.resumeDownload(saved).promise)
         let expected = "bytes \(saved.bytesKept)-\(Self.size + 9)/\(Self.size + 10)"
-        #expect(failure as? DownloadResumeError == .unexpectedContentRange(expected), "\(failure as Any)")
+        #expect(failure as? DownloadError == .unexpectedContentRange(expected), "\(failure as Any)")
         #expect(try contents().isEmpty)
     }
 
@@ -419,7 +419,7 @@ import FoundationNetworking
         // rest of it (about 14 MiB at 4 MiB/s) would take 3.5 s to cross.
         file.change { $0.body = Self.body + Data(count: 14 * 1_048_576) }
         let failure = await failure(of: session.resumeDownload(saved).promise)
-        #expect(failure is DownloadResumeError, "\(failure as Any)")
+        #expect(failure is DownloadError, "\(failure as Any)")
         #expect(server.waitUntil(timeout: 5) { $0.count == 2 && $0[1].finishedAt != nil })
         let refused = server.connections[1]
         #expect(refused.status == 206)
@@ -444,7 +444,7 @@ import FoundationNetworking
         // Without a Range of the caller's, a 206 is not the file.
         let unasked = try serve { _ in .status(206, body: Data(count: 10)) }
         let failure = await failure(of: session.cancellableDownload(from: unasked.url("/part"), to: destination))
-        #expect(failure is DownloadResumeError, "\(failure as Any)")
+        #expect(failure is DownloadError, "\(failure as Any)")
         #expect(try fileContents(destination) == Self.body[1_000..<2_000], "the earlier file stays")
     }
 
@@ -455,7 +455,7 @@ import FoundationNetworking
         request.setValue("bytes=0-99", forHTTPHeaderField: "Range")
         let download = URLSession.withProgressReporting(configuration: .ephemeral)
             .resumableDownload(for: request, to: destination)
-        #expect(await failure(of: download.promise) as? DownloadResumeError == .rangeRequested("bytes=0-99"))
+        #expect(await failure(of: download.promise) as? DownloadError == .rangeRequested("bytes=0-99"))
         #expect(await download.resumeData.async() == nil)
         #expect(try contents().isEmpty, "no partial file was made")
         #expect(server.connections.isEmpty, "nothing was sent")
@@ -606,7 +606,7 @@ import FoundationNetworking
         let saved = try await pausedDownload(on: server, session: session)
         let first = session.resumeDownload(saved)
         let second = session.resumeDownload(saved)
-        #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(saved.partialFile))
+        #expect(await failure(of: second.promise) as? DownloadError == .partialFileInUse(saved.partialFile))
         _ = try await first.promise.async()
         #expect(try fileContents(destination) == Self.body)
     }

@@ -186,7 +186,7 @@ extension SegmentedDownloadTests {
         #expect(await started.opened(within: .seconds(30)))
         let checkpoint = try #require(download.checkpoint())
         let second = session.resumeSegmentedDownload(checkpoint)
-        #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(checkpoint.partialFile))
+        #expect(await failure(of: second.promise) as? DownloadError == .partialFileInUse(checkpoint.partialFile))
         download.cancel()
         #expect(try directory.contents() == [], "removed before the promise rejected")
         #expect(download.checkpoint() == nil)
@@ -292,7 +292,7 @@ extension SegmentedDownloadTests {
         // Two resumes of the same data: the second is refused before any request and leaves the first's file.
         let first = session.resumeSegmentedDownload(data)
         let second = session.resumeSegmentedDownload(data)
-        #expect(await failure(of: second.promise) as? DownloadResumeError == .partialFileInUse(data.partialFile))
+        #expect(await failure(of: second.promise) as? DownloadError == .partialFileInUse(data.partialFile))
         #expect(await second.resumeData.async() == nil)
         _ = await first.pause().async()
         // A symbolic link where the partial file was: refused, and what it points to is untouched.
@@ -301,7 +301,7 @@ extension SegmentedDownloadTests {
         try FileManager.default.removeItem(at: data.partialFile)
         try FileManager.default.createSymbolicLink(at: data.partialFile, withDestinationURL: target)
         let linked = session.resumeSegmentedDownload(data)
-        #expect(await failure(of: linked.promise) as? DownloadResumeError == .partialFileNotOwned(data.partialFile))
+        #expect(await failure(of: linked.promise) as? DownloadError == .partialFileNotOwned(data.partialFile))
         #expect(try Data(contentsOf: target) == Data("keep me".utf8))
     }
 
@@ -357,7 +357,7 @@ extension SegmentedDownloadTests {
         #expect(throws: DecodingError.self) { try decode { $0["keptRanges"] = [[100, 0]] } }
         // The initializer holds to the same rules, and names the field.
         #expect(
-            throws: DownloadResumeError.invalidResumeData(
+            throws: DownloadError.invalidResumeData(
                 field: "keptRanges",
                 reason: "there are kept ranges but no totalBytes"
             )

@@ -244,7 +244,7 @@ import FoundationNetworking
             do {
                 _ = try attempt()
                 return nil
-            } catch DownloadResumeError.invalidResumeData(let field, _) {
+            } catch DownloadError.invalidResumeData(let field, _) {
                 return field
             } catch {
                 return "\(error)"
@@ -315,7 +315,7 @@ import FoundationNetworking
 
         let resumed = session.resumeDownload(resumable)
         let error = await failure(of: resumed.promise)
-        #expect(error as? DownloadResumeError == .partialFileNotOwned(saved.partialFile), "\(error as Any)")
+        #expect(error as? DownloadError == .partialFileNotOwned(saved.partialFile), "\(error as Any)")
         #expect(await resumed.resumeData.async() == nil)
         #expect(try sandbox.snapshot() == before, "nothing was opened for writing, truncated, moved or removed")
         #expect(server.connections.isEmpty, "refused before any request")
@@ -397,7 +397,7 @@ import FoundationNetworking
             do {
                 _ = try saved.relocated(to: bad)
                 Issue.record("relocated to \(bad)")
-            } catch DownloadResumeError.invalidResumeData(let field, _) {
+            } catch DownloadError.invalidResumeData(let field, _) {
                 #expect(field == "destination")
             }
         }
@@ -517,7 +517,7 @@ import FoundationNetworking
 
         let broken = session.resumeDownload(saved)
         let error = await failure(of: broken.promise)
-        #expect(error as? DownloadResumeError == .bodyLongerThanAnnounced(totalBytes: 300_000), "\(error as Any)")
+        #expect(error as? DownloadError == .bodyLongerThanAnnounced(totalBytes: 300_000), "\(error as Any)")
         let kept = try #require(await broken.resumeData.async(), "the bytes from before the answer are kept")
         #expect(kept.bytesKept == 100_000)
         #expect(try PartialFile.size(of: partial) <= 300_000, "nothing was written past the file's length")
