@@ -98,6 +98,16 @@ struct DownloadState {
         }
     }
 
+    /// What a checkpoint may name: the bytes the partial file holds that an ending would keep for a resume; `nil` once
+    /// the download has ended, or failed in a way a resume cannot mend.
+    var checkpointable: KeptBytes? {
+        switch phase {
+        case .awaitingResponse(let kept), .writing(let kept, _, _), .closed(let kept, _): kept
+        case .failed(_, _, let keeping): keeping
+        case .ended: nil
+        }
+    }
+
     /// How far the body has got, counted in bytes of the whole file; `nil` unless the body is being written.
     var progress: TransferProgress? {
         guard case .writing(let kept, let position, _) = phase else { return nil }

@@ -39,6 +39,12 @@ final class FileDownload: @unchecked Sendable {
     private var isClaimed = true
     /// Where a test stops the download to force an interleaving; read once, when the download is made.
     let hooks = DownloadHooks.current
+    /// What a ``checkpoint()`` may name, for a resumable download — the bytes on disk an ending would keep, where
+    /// they came from, and which version of the file's contents they are (`generation` counts the times the file was
+    /// emptied to start over) — kept up to date on the delegate queue, read from any thread; `nil` while the file is
+    /// being emptied, and once the download ends.
+    private let onDisk = Locked<(kept: KeptBytes, source: URL, generation: Int)?>(nil)
+    private var generation = 0
     /// Whether a cancellation won, set by ``cancelled(_:)`` on the cancelling thread: a file the session downloaded
     /// elsewhere is not moved in after it (``fill(from:)``). The lock also covers that move.
     private let cancellation = Locked(false)
@@ -141,6 +147,35 @@ final class FileDownload: @unchecked Sendable {
         self.integrity = integrity
         isResumed = resumed
         self.resumeData = resumeData
+        recordOnDisk()
+    }
+
+    /// Records what a checkpoint may name now (``onDisk``).
+    private func recordOnDisk() {
+        guard resumeData != nil else { return }
+        let kept = state.checkpointable.map { ($0, source, generation) }
+        onDisk.withLock { $0 = kept }
+    }
+
+    /// What resumes the download from the bytes on disk now, while it goes on: `nil` unless it is resumable, holds
+    /// bytes, and they could be flushed to disk.
+    ///
+    /// The bytes are named only once they are written (the record is made after each write) and flushed (a flush
+    /// covers every write made before it, through any descriptor); if the file was emptied to start over meanwhile,
+    /// nothing is named.
+    func checkpoint() -> DownloadResumeData? {
+        guard let (kept, source, generation) = onDisk.withLock({ $0 }), kept.count > 0, partial.flush(),
+            onDisk.withLock({ $0?.generation == generation })
+        else { return nil }
+        return try? DownloadResumeData(
+            url: source,
+            destination: partial.destination,
+            partialFile: partial.url,
+            bytesKept: kept.count,
+            validator: kept.validator,
+            totalBytes: kept.totalBytes,
+            integrity: integrity
+        )
     }
 
     deinit {
@@ -175,8 +210,11 @@ final class FileDownload: @unchecked Sendable {
     /// Decides what the response's body is, and empties the file if the body starts it over.
     func accept(_ response: URLResponse) -> DownloadState.BodyAction {
         source = requestURL
+        onDisk.withLock { $0 = nil }  // a checkpoint names nothing while the answer may start the file over
+        defer { recordOnDisk() }
         let action = state.receive(response)
         guard action == .write(truncating: true), let handle else { return action }
+        generation += 1
         do {
             try PartialFile.truncate(handle, at: 0)
             return action
@@ -198,6 +236,7 @@ final class FileDownload: @unchecked Sendable {
                 try handle.writeAll(data.dropFirst(held))
             }
             state.advance(by: Int64(data.count))
+            recordOnDisk()
             return true
         } catch {
             state.failWriting(error)
@@ -215,6 +254,8 @@ final class FileDownload: @unchecked Sendable {
     func fill(from location: URL?) -> Int64? {
         try? handle?.close()
         handle = nil
+        onDisk.withLock { $0 = nil }  // the file is replaced whole
+        generation += 1
         do {
             guard let location else { throw URLError(.cannotOpenFile) }
             let moved = try cancellation.withLock { cancelled in
@@ -245,6 +286,7 @@ final class FileDownload: @unchecked Sendable {
     func cancelled(_ reason: CancellationReason) {
         guard reason != .paused || resumeData == nil else { return }  // kept: flushed and handed out by the ending
         cancellation.withLock { $0 = true }
+        onDisk.withLock { $0 = nil }
         partial.remove()
     }
 
@@ -267,6 +309,7 @@ final class FileDownload: @unchecked Sendable {
     ) {
         try? handle?.close()
         handle = nil
+        onDisk.withLock { $0 = nil }  // the ending decides what is kept, and its resume data names it
         var ending = state.end(taskError: taskError, statusError: statusError)
         if case .commit = ending, let integrity {
             // Checked before the decision: a long check can still be paused or cancelled.

@@ -60,12 +60,47 @@ public final class ResumableDownload: Sendable {
     /// ``DownloadError``, a full disk).
     public let resumeData: Guarantee<DownloadResumeData?>
 
+    /// What ``checkpoint()`` asks.
+    private let takeCheckpoint: @Sendable () -> DownloadResumeData?
+
     init(
         promise: CancellablePromise<(url: URL, response: URLResponse)>,
-        resumeData: Guarantee<DownloadResumeData?>
+        resumeData: Guarantee<DownloadResumeData?>,
+        checkpoint: @escaping @Sendable () -> DownloadResumeData?
     ) {
         self.promise = promise
         self.resumeData = resumeData
+        takeCheckpoint = checkpoint
+    }
+
+    /// What resumes the download from the bytes on disk now, while it goes on: save it as the download runs, and a
+    /// crash, a kill or a reboot loses only what was written after it.
+    ///
+    /// ```swift
+    /// let download = session.resumableDownload(from: url, to: file)
+    /// saving = Timer.scheduledTimer(withTimeInterval: 5, repeats: true) { _ in
+    ///     guard let checkpoint = download.checkpoint() else { return }
+    ///     try? JSONEncoder().encode(checkpoint).write(to: stateFile, options: .atomic)
+    /// }
+    /// // After a relaunch:
+    /// let saved = try JSONDecoder().decode(DownloadResumeData.self, from: Data(contentsOf: stateFile))
+    /// session.resumeDownload(saved)
+    /// ```
+    ///
+    /// The bytes it names have been written and flushed to disk (`fsync`; `F_FULLFSYNC` on Apple platforms) before it
+    /// returns, and stay there while the download goes on: the file only grows, unless the server's first answer
+    /// starts it over (a resume of a file that changed), which makes every earlier checkpoint name bytes a resume
+    /// then finds gone or stale — it starts over too. The flush costs a disk sync: call it every few megabytes or
+    /// seconds, not on every progress report.
+    ///
+    /// Resuming from a checkpoint while this download still runs is refused (``DownloadError/partialFileInUse(_:)``):
+    /// one partial file cannot take two downloads.
+    ///
+    /// - Returns: `nil` before any byte is on disk, once the download has ended (``resumeData`` then says what it
+    ///   kept), on a session with a delegate of your own (the body arrives at the end), or if the file could not be
+    ///   flushed.
+    public func checkpoint() -> DownloadResumeData? {
+        takeCheckpoint()
     }
 
     /// Pauses the download: cancels ``promise`` with `CancellationReason.paused`, keeping the bytes it has.

@@ -342,11 +342,12 @@ extension URLSession {
                     line: line,
                     progress: progress
                 ),
-                resumeData: resumeData
+                resumeData: resumeData,
+                checkpoint: download.checkpoint
             )
         } catch {
             deliver(nil)
-            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: resumeData)
+            return ResumableDownload(promise: CancellablePromise(error: error), resumeData: resumeData) { nil }
         }
     }
 

@@ -1,6 +1,7 @@
-// A segmented download killed with SIGKILL part-way through — between two writes, or at a moment chosen by a timer
-// wherever it lands — and resumed from the last checkpoint it saved: the checkpoint names only bytes that are on
-// disk, and the resume finishes the file byte for byte without asking for any byte it names. Killed before its
+// A segmented download, and a single-URL resumable one, killed with SIGKILL part-way through — between two writes,
+// or at a moment chosen by a timer wherever it lands — and resumed from the last checkpoint it saved: the checkpoint
+// names only bytes that are on disk, and the resume finishes the file byte for byte without asking for any byte it
+// names. Killed before its
 // first checkpoint, it leaves a partial file that `DownloadResumeData.discardPartialFiles` removes. Each kill is a
 // child process of this program; the parent serves the mirrors, checks what the child left, and resumes it.
 //
@@ -100,6 +101,45 @@ func child(_ arguments: [String]) -> Never {
     while true { pause() }
 }
 
+/// The child of a single-URL download: as `child`, from the one mirror, with `ResumableDownload.checkpoint()`.
+func singleChild(_ arguments: [String]) -> Never {
+    let directory = URL(fileURLWithPath: arguments[0])
+    let checkpointFile = URL(fileURLWithPath: arguments[1])
+    let killAt = arguments[2]
+    guard let mirror = arguments.dropFirst(3).first.flatMap(URL.init(string:)) else { exit(6) }
+    let session = URLSession.withProgressReporting(configuration: .ephemeral)
+    let threshold = Int64(killAt)
+    if killAt.hasPrefix("@"), let milliseconds = Int(killAt.dropFirst()) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { kill(getpid(), SIGKILL) }
+    }
+    let download = Locked<ResumableDownload?>(nil)
+    let saved = Locked<Int64>(0)
+    let made = session.resumableDownload(from: mirror, to: directory.appendingPathComponent("file.bin")) { progress in
+        if let threshold, progress.bytesTransferred >= threshold { kill(getpid(), SIGKILL) }
+        guard progress.bytesTransferred >= saved.withLock({ $0 }) + 48 * 1_024,
+            let checkpoint = download.withLock({ $0 })?.checkpoint(),
+            let json = try? JSONEncoder().encode(checkpoint),
+            (try? json.write(to: checkpointFile, options: .atomic)) != nil
+        else { return }
+        saved.withLock { $0 = checkpoint.bytesKept }
+    }
+    download.withLock { $0 = made }
+    made.promise
+        .done(on: .global()) { _ in
+            print("the download finished before it was killed")
+            exit(3)
+        }
+        .catch(on: .global()) { error in
+            print("the download failed before it was killed: \(error)")
+            exit(4)
+        }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+        print("the download did not end")
+        exit(5)
+    }
+    while true { pause() }
+}
+
 /// Waits for a cancellable promise's outcome, off the main queue.
 func outcome<T>(of promise: CancellablePromise<T>) -> Swift.Result<T, Error> {
     let result = Locked<Swift.Result<T, Error>?>(nil)
@@ -117,8 +157,15 @@ func contents(of directory: URL) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
 }
 
-/// Kills a child at `killAt`, then checks its checkpoint and resumes from it; a failure message, or nil.
-func run(killAt: String, server: LoopbackHTTPServer, mirrors: [URL], session: URLSession) throws -> String? {
+/// Kills a child at `killAt`, then checks its checkpoint and resumes from it; a failure message, or nil. A single
+/// mirror with `single` runs a single-URL `resumableDownload`; otherwise a segmented one.
+func run(
+    killAt: String,
+    server: LoopbackHTTPServer,
+    mirrors: [URL],
+    session: URLSession,
+    single: Bool = false
+) throws -> String? {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-recovery-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -129,7 +176,8 @@ func run(killAt: String, server: LoopbackHTTPServer, mirrors: [URL], session: UR
         process.executableURL = Bundle.main.executableURL
     }
     process.arguments =
-        ["--child", directory.path, checkpointFile.path, killAt] + mirrors.map(\.absoluteString)
+        [single ? "--single-child" : "--child", directory.path, checkpointFile.path, killAt]
+        + mirrors.map(\.absoluteString)
     let pipe = Pipe()
     process.standardOutput = pipe
     process.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
@@ -149,6 +197,7 @@ func run(killAt: String, server: LoopbackHTTPServer, mirrors: [URL], session: UR
         return removed.map(\.lastPathComponent) == left && after.isEmpty
             ? nil : "the cleanup removed \(removed) and left \(after)"
     }
+    if single { return try resumeSingle(from: json, server: server, session: session, directory: directory) }
     // Read back as any app would: untrusted until decoded.
     let checkpoint = try JSONDecoder().decode(SegmentedDownloadResumeData.self, from: json)
     // The cleanup an app runs at launch, keeping what its checkpoint names: the crash left nothing else.
@@ -187,9 +236,40 @@ func run(killAt: String, server: LoopbackHTTPServer, mirrors: [URL], session: UR
     return nil
 }
 
+/// Checks a single-URL download's last checkpoint (`json`) and resumes from it; a failure message, or nil.
+func resumeSingle(from json: Data, server: LoopbackHTTPServer, session: URLSession, directory: URL) throws -> String? {
+    let checkpoint = try JSONDecoder().decode(DownloadResumeData.self, from: json)
+    let removed = try DownloadResumeData.discardPartialFiles(
+        for: checkpoint.destination,
+        except: [checkpoint.partialFile]
+    )
+    guard removed.isEmpty else { return "the cleanup removed \(removed), which the checkpoint names" }
+    let partial = try Data(contentsOf: checkpoint.partialFile)
+    let expected = Fixture.body
+    let kept = Int(checkpoint.bytesKept)
+    guard kept <= partial.count, partial.prefix(kept) == expected.prefix(kept) else {
+        return "the checkpoint names \(kept) bytes, which are not on disk as the file's bytes"
+    }
+    let before = server.connections.count
+    let resumed = session.resumeDownload(checkpoint)
+    guard case .success(let (url, _)) = outcome(of: resumed.promise) else {
+        return "the resume failed: \(outcome(of: resumed.promise))"
+    }
+    guard try Data(contentsOf: url) == expected else { return "the resumed file is not the source's bytes" }
+    let asked = server.connections.dropFirst(before).map(\.range)
+    guard asked == ["bytes=\(kept)-"] else { return "the resume asked for \(asked), not only the bytes after \(kept)" }
+    let left = contents(of: directory).filter { $0 != "checkpoint.json" }
+    guard left == ["file.bin"] else { return "the folder holds \(left)" }
+    print("        kept \(kept) of \(Fixture.size) bytes")
+    return nil
+}
+
 let arguments = CommandLine.arguments
 if arguments.count >= 5, arguments[1] == "--child" {
     child(Array(arguments.dropFirst(2)))
+}
+if arguments.count >= 5, arguments[1] == "--single-child" {
+    singleChild(Array(arguments.dropFirst(2)))
 }
 
 let fast = Fixture.mirror(bytesPerSecond: 1_048_576)
@@ -202,10 +282,14 @@ let session = URLSession.withProgressReporting(configuration: .ephemeral)
 let killPoints = ["1"] + [1, 2, 3, 4].map { String(Fixture.size * $0 / 5) } + ["@150", "@350", "@550"]
 var passed = 0
 var failed = 0
-for killAt in killPoints {
-    let label = killAt.hasPrefix("@") ? "killed after \(killAt.dropFirst()) ms" : "killed at byte \(killAt)"
+// Each kill point for a segmented download of both mirrors, then for a single-URL download of the slow one.
+for (killAt, single) in killPoints.map({ ($0, false) }) + killPoints.map({ ($0, true) }) {
+    let kind = single ? "single-URL" : "segmented"
+    let label =
+        killAt.hasPrefix("@") ? "\(kind) killed after \(killAt.dropFirst()) ms" : "\(kind) killed at byte \(killAt)"
     do {
-        if let failure = try run(killAt: killAt, server: server, mirrors: mirrors, session: session) {
+        let sources = single ? [mirrors[1]] : mirrors
+        if let failure = try run(killAt: killAt, server: server, mirrors: sources, session: session, single: single) {
             failed += 1
             print("FAILED  \(label): \(failure)")
         } else {
