@@ -94,7 +94,7 @@ struct SegmentSchedule: Sendable {
     /// length a mirror announces costs no memory until its bytes are fetched.
     /// The strong validator of the first mirror that said the length, if it had one.
     private(set) var validator: DownloadResumeData.Validator?
-    private(set) var segments: [Segment] = []
+    private(set) var segments = SegmentList()
     private(set) var transfers: [Int: Transfer] = [:]
     private(set) var mirrors: [Mirror]
     private(set) var uncut: Int64 = 0
@@ -174,7 +174,7 @@ struct SegmentSchedule: Sendable {
     var isStranded: Bool { !isComplete && mirrors.allSatisfy { $0.dropped != nil } }
 
     /// Bytes written so far.
-    var written: Int64 { segments.reduce(0) { $0 + ($1.done - $1.start) } }
+    var written: Int64 { segments.written }
 
     // MARK: Starting
 

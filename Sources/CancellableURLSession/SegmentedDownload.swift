@@ -426,13 +426,15 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         interval = options.watchPeriod
     }
 
-    private static var now: TimeInterval { ProcessInfo.processInfo.systemUptime }
+    /// The time on ``clock``, which measures speeds as it counts stalls and rests: a test's `TestClock` drives all of
+    /// them.
+    private var now: TimeInterval { clock.elapsed }
 
     /// Sends the first requests and starts watching for stalls.
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
         let (actions, complete) = state.withLock { state in
             state.resolver = resolver
-            return (state.schedule.begin(at: Self.now), state.schedule.isComplete)
+            return (state.schedule.begin(at: now), state.schedule.isComplete)
         }
         scheduleWatch()
         perform(actions)
@@ -474,7 +476,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             if actual == digests.sha256[piece].lowercased() {
                 state.schedule.pieceVerified(piece)
             } else {
-                actions += state.schedule.pieceFailed(piece, at: Self.now)
+                actions += state.schedule.pieceFailed(piece, at: now)
             }
         }
         return actions
@@ -510,7 +512,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         let answer = RangeAnswer(response)
         let (take, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
             guard state.phase == .running else { return (false, []) }
-            return state.schedule.accept(answer, for: id, at: Self.now)
+            return state.schedule.accept(answer, for: id, at: now)
         }
         perform(actions)
         settle()
@@ -522,7 +524,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var failure: Error?
         let (goOn, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
             guard state.phase == .running, let handle = state.handle else { return (false, []) }
-            let (write, goOn, actions) = state.schedule.receive(data.count, for: id, at: Self.now)
+            let (write, goOn, actions) = state.schedule.receive(data.count, for: id, at: now)
             guard let write, !write.range.isEmpty else { return (goOn, actions) }
             do {
                 try handle.writeAll(data.subdata(in: write.range), at: write.offset)
@@ -545,7 +547,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         let fault = error.map(MirrorDropReason.failure(of:))
         let actions = state.withLock { state -> [SegmentSchedule.Action] in
             guard state.phase == .running else { return [] }
-            return state.schedule.end(id, fault: fault, at: Self.now)
+            return state.schedule.end(id, fault: fault, at: now)
         }
         perform(actions)
         settle()
@@ -555,7 +557,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private func watch() {
         let actions = state.withLock { state -> [SegmentSchedule.Action] in
             guard state.phase == .running else { return [] }
-            let now = Self.now
+            let now = now
             var actions: [SegmentSchedule.Action] = []
             let faults = state.schedule.tick(
                 by: interval,

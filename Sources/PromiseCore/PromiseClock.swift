@@ -22,6 +22,26 @@ public protocol PromiseClock: Sendable {
     /// `work` must not run before this returns on the calling thread's stack unless the clock fires timers
     /// at once by design (an immediate clock): callers handle both.
     func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer
+
+    /// Seconds on this clock since a fixed moment — the clock's start for a virtual clock, the system's boot for
+    /// real time: what measures an interval, as the difference of two readings (a download's speed, how long it has
+    /// run). Never goes back.
+    ///
+    /// ```swift
+    /// let start = clock.elapsed
+    /// await clock.advance(by: .seconds(2))
+    /// clock.elapsed - start   // 2
+    /// ```
+    ///
+    /// A clock of your own that does not implement it reads real time (`DispatchTime.now()`).
+    var elapsed: Double { get }
+}
+
+extension PromiseClock {
+    /// Real time: seconds since the system's boot (`DispatchTime.now()`, monotonic).
+    public var elapsed: Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
+    }
 }
 
 /// A piece of work scheduled on a ``PromiseClock``: cancel it to stop it from running.

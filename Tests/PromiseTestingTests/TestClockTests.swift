@@ -23,6 +23,32 @@ struct TestClockTests {
         }
     }
 
+    /// What measures intervals — a download's speed — reads the clock's own time through `PromiseClock`: virtual on
+    /// a test's clocks, real (and moving) on any other.
+    @Test func everyClockSaysHowMuchTimeHasPassedOnIt() {
+        let clock = TestClock()
+        let measured: any PromiseClock = clock
+        #expect(measured.elapsed == 0)
+        clock.advance(by: .milliseconds(2_500))
+        #expect(measured.elapsed == 2.5)
+        let immediate = ImmediateClock()
+        _ = immediate.schedule(after: .seconds(3)) {}
+        #expect((immediate as any PromiseClock).elapsed == 3)
+
+        struct Minimal: PromiseClock {
+            func schedule(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) -> PromiseTimer {
+                DispatchClock().schedule(after: delay, work)
+            }
+        }
+        let real: [any PromiseClock] = [DispatchClock(), Minimal()]
+        for clock in real {
+            let first = clock.elapsed
+            let end = DispatchTime.now() + .milliseconds(2)
+            while DispatchTime.now() < end {}
+            #expect(clock.elapsed >= first + 0.002, "real time, monotonic")
+        }
+    }
+
     @Test func advanceFiresExactlyTheTimersDueInDeadlineOrderThenSchedulingOrder() {
         let clock = TestClock()
         let log = Log()
