@@ -5,32 +5,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The bytes of a file that a download's partial file holds — the file's first `count` bytes — and what identifies
-/// that file: what a pause keeps and a resume continues. "Kept" is the one word for them, here and in the docs
-/// (``DownloadResumeData/bytesKept``).
-struct KeptBytes: Equatable, Sendable {
-    /// How many: the partial file's first `count` bytes are the file's.
-    var count: Int64
-    /// The file's strong validator, if the server gave one: a resume continues the bytes only under it.
-    var validator: DownloadResumeData.Validator?
-    /// The whole file's length, if the server said.
-    var totalBytes: Int64?
-
-    /// No bytes of any file.
-    static let nothing = KeptBytes(count: 0, validator: nil, totalBytes: nil)
-}
-
-/// What a download's request asks the server for.
-enum RequestedBytes: Equatable, Sendable {
-    /// The whole file: a new download, or a resume that starts over.
-    case whole
-    /// The rest of the file, from byte `start`: `Range: bytes=<start>-`, with `If-Range: <validator>`; without a
-    /// validator only when the caller opted in, and then the total length must match.
-    case rest(from: Int64, ifRange: DownloadResumeData.Validator?)
-    /// The part the caller's own `Range` header asks for, in a download that cannot pause: a `206` is the body.
-    case callersRange
-}
-
 /// Where one download stands: a pure state machine. ``FileDownload`` hands it the response, the body and the ending,
 /// and carries out on the partial file what each transition returns.
 ///
@@ -323,11 +297,5 @@ struct DownloadState {
         let kept = self.kept
         phase = .ended(kept)
         return .fail(CancellablePromiseError(reason: reason), keeping: reason == .paused ? kept : nil)
-    }
-}
-
-extension KeptBytes {
-    init(count: Int64, totalBytes: Int64?) {
-        self.init(count: count, validator: nil, totalBytes: totalBytes)
     }
 }

@@ -1,0 +1,23 @@
+import Cancellable
+import Foundation
+import PromiseCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Points where a test stops a transfer to force one interleaving of its ending and a cancellation, set for the
+/// transfers a test makes with `DownloadHooks.$current.withValue(…)`. Not API.
+struct DownloadHooks: Sendable {
+    /// On the delegate queue, before URLSession is answered (after a response, before a redirect).
+    var willAnswer: (@Sendable () -> Void)?
+    /// In the cancel handler, on the cancelling thread: the cancellation has won, the task is not yet cancelled and the
+    /// promise not yet rejected.
+    var willCancelTask: (@Sendable () -> Void)?
+    /// On the delegate queue, once the transfer has ended: before its ending and a cancellation are decided.
+    var willDecide: (@Sendable () -> Void)?
+    /// On the delegate queue, once the ending has won: before it is carried out (the file moved into place).
+    var didDecide: (@Sendable () -> Void)?
+
+    @TaskLocal static var current = DownloadHooks()
+}

@@ -1,0 +1,48 @@
+import Foundation
+import PromiseCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The stand-in sessions of sessions without a delegate (``Transport``): one per session, made when its first
+/// transfer starts, with the library's router as its delegate.
+///
+/// A stand-in lives as long as the session it stands in for: it is let go of — invalidated once its transfers have
+/// finished — the next time a stand-in is looked up after that session was released. `URLSession.shared` is never
+/// released. Invalidating an app's session does not reach its stand-in's transfers: cancel them through their
+/// promises.
+enum StandInSessions {
+    private final class Entry: @unchecked Sendable {
+        // @unchecked Sendable: `owner` is a weak reference, read and written only under `entries`' lock.
+        weak var owner: URLSession?
+        let session: URLSession
+
+        init(owner: URLSession, session: URLSession) {
+            self.owner = owner
+            self.session = session
+        }
+    }
+
+    private static let entries = Locked<[ObjectIdentifier: Entry]>([:])
+
+    /// The stand-in of `owner`, made now if it has none.
+    static func session(for owner: URLSession) -> URLSession {
+        let (session, released) = entries.withLock { entries -> (URLSession, [URLSession]) in
+            var released: [URLSession] = []
+            for (key, entry) in entries where entry.owner == nil {
+                released.append(entry.session)
+                entries[key] = nil
+            }
+            if let entry = entries[ObjectIdentifier(owner)], entry.owner === owner { return (entry.session, released) }
+            let standIn = URLSession.withProgressReporting(configuration: owner.configuration)
+            entries[ObjectIdentifier(owner)] = Entry(owner: owner, session: standIn)
+            return (standIn, released)
+        }
+        for session in released { session.finishTasksAndInvalidate() }
+        return session
+    }
+
+    /// How many stand-ins are alive: for tests.
+    static var count: Int { entries.withLock { $0.count } }
+}
