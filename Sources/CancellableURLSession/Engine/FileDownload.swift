@@ -167,7 +167,14 @@ final class FileDownload: @unchecked Sendable {
         guard let (kept, source, generation) = onDisk.withLock({ $0 }), kept.count > 0, partial.flush(),
             onDisk.withLock({ $0?.generation == generation })
         else { return nil }
-        return try? DownloadResumeData(
+        return makeResumeData(keeping: kept, from: source)
+    }
+
+    /// Resume data for `kept`, from `source` — through the checks resume data read back gets, so that the library
+    /// never hands out data it would refuse: only a download from a URL that is not HTTP(S), which cannot continue a
+    /// range, fails them (`nil`).
+    private func makeResumeData(keeping kept: KeptBytes, from source: URL) -> DownloadResumeData? {
+        try? DownloadResumeData(
             url: source,
             destination: partial.destination,
             partialFile: partial.url,
@@ -353,20 +360,10 @@ final class FileDownload: @unchecked Sendable {
             guard kept.count == 0 || partial.flush() else {
                 return carryOut(.fail(error, keeping: nil), response: response)
             }
-            // Through the checks resume data read back gets, so that the library never hands out data it would
-            // refuse: only a download from a URL that is not HTTP(S) — which cannot continue a range — fails them,
-            // and it keeps nothing.
-            guard
-                let data = try? DownloadResumeData(
-                    url: source,
-                    destination: partial.destination,
-                    partialFile: partial.url,
-                    bytesKept: kept.count,
-                    validator: kept.validator,
-                    totalBytes: kept.totalBytes,
-                    integrity: integrity
-                )
-            else { return carryOut(.fail(error, keeping: nil), response: response) }
+            // A download from a URL that is not HTTP(S) cannot continue a range: it keeps nothing.
+            guard let data = makeResumeData(keeping: kept, from: source) else {
+                return carryOut(.fail(error, keeping: nil), response: response)
+            }
             publish(data)
             return .rejected(error)
         case .fail(let error, _):

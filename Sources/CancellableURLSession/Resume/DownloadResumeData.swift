@@ -184,7 +184,7 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
 
     /// The first value no download could have produced, and why; `nil` if every value could be.
     private var firstInvalidField: (CodingKeys, String)? {
-        if !["http", "https"].contains(url.scheme?.lowercased() ?? "") || (url.host ?? "").isEmpty {
+        if !url.isHTTPWithHost {
             return (.url, "\(url.absoluteString) is not an http or https URL")
         }
         if let problem = file.problem { return (.key(problem.field), problem.reason) }

@@ -161,9 +161,7 @@ public struct SegmentedDownloadResumeData: Sendable, Hashable, Codable {
         if mirrors.count > Self.maximumMirrors {
             return (.mirrors, "\(mirrors.count) mirrors are more than \(Self.maximumMirrors)")
         }
-        if let url = mirrors.first(where: { !["http", "https"].contains($0.scheme?.lowercased() ?? "") })
-            ?? mirrors.first(where: { ($0.host ?? "").isEmpty })
-        {
+        if let url = mirrors.first(where: { !$0.isHTTPWithHost }) {
             return (.mirrors, "\(url.absoluteString) is not an http or https URL")
         }
         if let problem = file.problem { return (.key(problem.field), problem.reason) }

@@ -309,9 +309,7 @@ extension URLSession {
             guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
             if let problem = options.problem { throw SegmentedDownloadError.invalidOptions(problem) }
             for request in mirrors {
-                guard ["http", "https"].contains(request.url?.scheme?.lowercased() ?? ""),
-                    request.url?.host?.isEmpty == false,
-                    request.value(forHTTPHeaderField: "Range") == nil
+                guard request.url?.isHTTPWithHost == true, request.value(forHTTPHeaderField: "Range") == nil
                 else { throw SegmentedDownloadError.invalidMirror(request.url) }
             }
             let transport = transport
