@@ -244,14 +244,16 @@ import FoundationNetworking
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("download-\(UUID()).bin")
         defer { try? FileManager.default.removeItem(at: destination) }
         let session = makeSession(mode)
-        let reports = Shared(0)
-        let download = session.cancellableDownload(for: URLRequest(url: server.url("/file")), to: destination) { _ in
-            reports.increment()
+        let reports = Shared<[TransferPhase]>([])
+        let download = session.cancellableDownload(for: URLRequest(url: server.url("/file")), to: destination) {
+            reports.append($0.phase)
         }
         session.finishTasksAndInvalidate()
         let (url, _) = try await download.async()
         #expect(try fileContents(url) == body)
-        #expect(mode == .ownDelegate ? reports.current == 1 : reports.current > 1, "\(reports.current) reports")
+        let transferring = reports.current.count { $0 == .transferring }
+        #expect(mode == .ownDelegate ? transferring == 1 : transferring > 1, "\(reports.current)")
+        #expect(reports.current.last == .movingIntoPlace, "the last report says the file is moved into place")
     }
 
     /// `URLRequest.timeoutInterval` bounds a stall — the wait for the next bytes — not the whole transfer; that is

@@ -312,19 +312,26 @@ final class FileDownload: @unchecked Sendable {
         taskError: Error?,
         statusError: Error?,
         response: URLResponse?,
-        resolver: DecidingResolver<Outcome>
+        resolver: DecidingResolver<Outcome>,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) {
         try? handle?.close()
         handle = nil
         onDisk.withLock { $0 = nil }  // the ending decides what is kept, and its resume data names it
+        let kept = state.kept
+        let report = { (phase: TransferPhase) in
+            progress?(TransferProgress(bytesTransferred: kept.count, totalBytesExpected: kept.totalBytes, phase: phase))
+        }
         var ending = state.end(taskError: taskError, statusError: statusError)
         if case .commit = ending, let integrity {
             // Checked before the decision: a long check can still be paused or cancelled.
+            report(.verifying)
             do { try integrity.verify(fileAt: partial.url) } catch { ending = .fail(error, keeping: nil) }
         }
         hooks.willDecide?()
         let decision = resolver.decide {
             hooks.didDecide?()
+            if case .commit = ending { report(.movingIntoPlace) }
             return carryOut(ending, response: response)
         }
         switch decision {

@@ -42,6 +42,15 @@ final class TransferDelegate: @unchecked Sendable {
     private var body = Data()
     private var received: Int64 = 0
     private var response: URLResponse?
+    /// The speed reported with the progress, measured on the clock current when the transfer was made.
+    private var speed = TransferSpeed()
+    private let clock = PromiseClocks.current
+
+    /// The speed once `total` bytes have been transferred, now.
+    private func measure(_ total: Int64) -> Double? {
+        speed.record(total: total, at: clock.elapsed)
+        return speed.bytesPerSecond
+    }
 
     init(sink: Sink, reportsUpload: Bool, progress: (@Sendable (TransferProgress) -> Void)?) {
         self.sink = sink
@@ -109,14 +118,22 @@ final class TransferDelegate: @unchecked Sendable {
             body.append(data)
             guard !reportsUpload, let progress else { return }
             let expected = dataTask.response?.expectedContentLength ?? -1
-            progress(TransferProgress(bytesTransferred: received, totalBytesExpected: expected >= 0 ? expected : nil))
+            progress(
+                TransferProgress(
+                    bytesTransferred: received,
+                    totalBytesExpected: expected >= 0 ? expected : nil,
+                    phase: .transferring,
+                    bytesPerSecond: measure(received)
+                )
+            )
         case .write:
             switch sink {
             case .memory:
                 preconditionFailure("Only a download writes a file")
             case .file(let file, _):
                 guard file.write(data) else { return cancel(dataTask) }
-                if let progress, let report = file.progress { progress(report) }
+                received += Int64(data.count)
+                if let progress, let report = file.progress { progress(report.with(bytesPerSecond: measure(received))) }
             case .segment(let engine, let id):
                 if !engine.receive(data, for: id) { cancel(dataTask) }
             }
@@ -134,7 +151,9 @@ final class TransferDelegate: @unchecked Sendable {
         progress(
             TransferProgress(
                 bytesTransferred: totalBytesSent,
-                totalBytesExpected: totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
+                totalBytesExpected: totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil,
+                phase: .transferring,
+                bytesPerSecond: measure(totalBytesSent)
             )
         )
     }
@@ -147,7 +166,13 @@ final class TransferDelegate: @unchecked Sendable {
             resolver.resolve(URLSession.outcome(of: body, response, error))
         case .file(let file, let resolver):
             let statusError = bodyAction == .collect ? HTTPStatusError(checking: response, body: body) : nil
-            file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
+            file.finish(
+                taskError: error,
+                statusError: statusError,
+                response: response,
+                resolver: resolver,
+                progress: progress
+            )
         case .segment(let engine, let id):
             engine.complete(id, error: error)
         }

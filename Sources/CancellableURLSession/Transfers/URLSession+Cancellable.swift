@@ -529,6 +529,12 @@ extension URLSession {
                 break  // the file already holds every byte (a 416), or the ending says why not
             }
         }
-        file.finish(taskError: error, statusError: statusError, response: response, resolver: resolver)
+        file.finish(
+            taskError: error,
+            statusError: statusError,
+            response: response,
+            resolver: resolver,
+            progress: progress
+        )
     }
 }
