@@ -90,4 +90,39 @@ import FoundationNetworking
             #expect(seen.prefix(firstOther).contains { $0.estimatedTimeRemaining != nil })
         }
     }
+
+    /// A segmented download reports the same way: its speed over every mirror, then verifying, then moving into place.
+    @Test(timeLimit(minutes: 1))
+    func aVerifiedSegmentedDownloadReportsItsSpeedThenVerifyingThenMovingIntoPlace() async throws {
+        let size = 600_000
+        let body = DownloadIntegrationTests.payload(size)
+        let server = try LoopbackHTTPServer { _ in
+            .resource(.init(body: body, entityTag: "\"v1\"", chunkSize: 20_000, bytesPerSecond: 1_000_000))
+        }
+        defer { server.stop() }
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let session = URLSession.withProgressReporting(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        var options = SegmentedDownloadOptions()
+        options.segmentSize = 200_000
+        let reports = Shared<[SegmentedDownloadProgress]>([])
+        let expected = DownloadIntegrity(length: Int64(size), sha256: SHA256.hexDigest(of: body))
+        _ = try await session.segmentedDownload(
+            from: [server.url("/a"), server.url("/b")],
+            to: directory.destination,
+            verifying: expected,
+            options: options
+        ) { reports.append($0) }
+        .async()
+
+        let seen = reports.current
+        let phases = seen.map(\.phase)
+        let firstOther = phases.firstIndex { $0 != .transferring } ?? phases.endIndex
+        #expect(Array(phases[firstOther...]) == [.verifying, .movingIntoPlace], "\(phases)")
+        #expect(seen.suffix(2).allSatisfy { $0.bytesWritten == Int64(size) })
+        let measured = seen.prefix(firstOther).compactMap(\.bytesPerSecond)
+        #expect(!measured.isEmpty && measured.allSatisfy { $0 > 0 }, "\(measured)")
+        #expect(seen.prefix(firstOther).contains { $0.estimatedTimeRemaining != nil })
+    }
 }

@@ -31,6 +31,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var resolver: DecidingResolver<SegmentedDownloadResult>?
         /// The next stall watch, on ``clock``.
         var watch: PromiseTimer?
+        /// The download's speed, over every mirror's bytes written.
+        var speed = TransferSpeed()
         /// What runs once the download has ended (``whenEnded(_:)``).
         var ended: (@Sendable () -> Void)?
     }
@@ -264,7 +266,11 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             let running = state.phase == .running
             let ends = running && (state.schedule.isComplete || state.schedule.isStranded)
             // Built only when someone reads it: this runs for every piece of every body.
-            let snapshot = reports || ends ? Self.progress(of: state.schedule, requests: requests) : nil
+            var snapshot: SegmentedDownloadProgress?
+            if reports || ends {
+                state.speed.record(total: state.schedule.written, at: now)
+                snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
+            }
             guard running else { return (snapshot, nil) }
             if state.schedule.isComplete {
                 state.phase = .finishing
@@ -287,7 +293,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             // Requests still running fetch nothing the file needs (a range past its end, an end game's loser): they
             // stop now, and each hands its transfer back as it completes.
             cancelAll()
-            finish(snapshot, resolver)
+            finish(snapshot, resolver, reporting: reports)
         case (.stranded, let snapshot?):
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
         default:
@@ -301,13 +307,24 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// Checks the complete file, then — unless a cancellation came first — moves it into place and fulfills.
-    private func finish(_ snapshot: SegmentedDownloadProgress, _ resolver: DecidingResolver<SegmentedDownloadResult>) {
+    ///
+    /// With `reporting` (on the delegate queue), it tells the progress closure when it verifies and when it moves the
+    /// file into place.
+    private func finish(
+        _ snapshot: SegmentedDownloadProgress,
+        _ resolver: DecidingResolver<SegmentedDownloadResult>,
+        reporting: Bool
+    ) {
+        let report = { (phase: TransferPhase) in if reporting { self.progress?(snapshot.with(phase: phase)) } }
         let total = snapshot.totalBytes ?? 0
         var outcome: Result<SegmentedDownloadResult>
         do {
             let size = try PartialFile.size(of: partial.url)
             if size != total { throw DownloadIntegrityError.lengthMismatch(expected: total, actual: size) }
-            try integrity?.verify(fileAt: partial.url)
+            if let integrity {
+                report(.verifying)
+                try integrity.verify(fileAt: partial.url)
+            }
             outcome = .fulfilled(
                 SegmentedDownloadResult(url: partial.destination, totalBytes: total, mirrors: snapshot.mirrors)
             )
@@ -316,6 +333,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
         let decision = resolver.decide {
             if case .fulfilled = outcome {
+                report(.movingIntoPlace)
                 do { try partial.commit() } catch { return .rejected(error) }
             } else {
                 partial.remove()
@@ -506,7 +524,11 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     // MARK: Progress
 
-    private static func progress(of schedule: SegmentSchedule, requests: [URLRequest]) -> SegmentedDownloadProgress {
+    private static func progress(
+        of schedule: SegmentSchedule,
+        requests: [URLRequest],
+        speed: TransferSpeed
+    ) -> SegmentedDownloadProgress {
         SegmentedDownloadProgress(
             bytesWritten: schedule.written,
             totalBytes: schedule.total,
@@ -521,7 +543,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                     retries: mirror.retries,
                     lastRetriedFault: mirror.lastRetriedFault
                 )
-            }
+            },
+            bytesPerSecond: speed.bytesPerSecond
         )
     }
 }
