@@ -18,6 +18,9 @@ struct DownloadHooks: Sendable {
     var willDecide: (@Sendable () -> Void)?
     /// On the delegate queue, once the ending has won: before it is carried out (the file moved into place).
     var didDecide: (@Sendable () -> Void)?
+    /// On the delegate queue, once a transfer's fault is forgiven and the next one is scheduled
+    /// (``DownloadAttempts``).
+    var didScheduleRetry: (@Sendable () -> Void)?
 
     @TaskLocal static var current = DownloadHooks()
 }

@@ -30,8 +30,8 @@ final class FileDownload: @unchecked Sendable {
     private let resumeData: ResumeDataSink?
     private var handle: FileHandle?
     private var state: DownloadState
-    /// Whether this download continues resume data.
-    private let isResumed: Bool
+    /// Whether this download continues bytes kept: resume data, or, after a retry, its own.
+    private var isResumed: Bool
     /// The URL this download asks, before redirects.
     private let requestURL: URL
     /// Whether this download holds its partial file (``PartialFile/claim(_:)``): from when it is made — a new file is
@@ -48,6 +48,10 @@ final class FileDownload: @unchecked Sendable {
     /// Whether a cancellation won, set by ``cancelled(_:)`` on the cancelling thread: a file the session downloaded
     /// elsewhere is not moved in after it (``fill(from:)``). The lock also covers that move.
     private let cancellation = Locked(false)
+    /// What asks again after a fault that may pass (``DownloadAttempts``); let go of when the download ends.
+    var attempts: DownloadAttempts?
+    /// How many bytes the file held when the current attempt began: an attempt that wrote more made progress.
+    private var keptAtStart: Int64 = 0
 
     /// A download of `request` from the start into a new partial file next to `destination`.
     ///
@@ -147,6 +151,7 @@ final class FileDownload: @unchecked Sendable {
         self.integrity = integrity
         isResumed = resumed
         self.resumeData = resumeData
+        keptAtStart = state.kept.count
         recordOnDisk()
     }
 
@@ -323,6 +328,12 @@ final class FileDownload: @unchecked Sendable {
             progress?(TransferProgress(bytesTransferred: kept.count, totalBytesExpected: kept.totalBytes, phase: phase))
         }
         var ending = state.end(taskError: taskError, statusError: statusError)
+        if case .fail(let error, let keeping) = ending, let attempts, let pause = attempts.pause(after: error),
+            case let progressed = kept.count > keptAtStart, prepareRetry(keeping: keeping),
+            attempts.retry(after: pause, madeProgress: progressed)
+        {
+            return  // asked again after the pause; the ending waits for the last attempt
+        }
         if case .commit = ending, let integrity {
             // Checked before the decision: a long check can still be paused or cancelled.
             report(.verifying)
@@ -341,6 +352,44 @@ final class FileDownload: @unchecked Sendable {
             _ = carryOut(state.cancel(reason), response: response)
         case .resolvedAlready:
             preconditionFailure("A download's promise was resolved by something other than the download")
+        }
+    }
+
+    /// Ends the download when it was cancelled between two transfers (``DownloadAttempts``), on the delegate queue: a
+    /// pause keeps the bytes the file holds, flushed, with their resume data; any other cancellation removes them.
+    func endWaiting(_ resolver: DecidingResolver<Outcome>) {
+        try? handle?.close()
+        handle = nil
+        onDisk.withLock { $0 = nil }
+        let decision = resolver.decide {
+            preconditionFailure("A download is ended between two transfers only once a cancellation has won")
+        }
+        if case .cancelled(let reason) = decision {
+            _ = carryOut(state.cancel(reason), response: nil)
+        }
+    }
+
+    /// Gets the file ready for the next attempt after a fault that may pass: a resumable download keeps the bytes it
+    /// holds under a strong validator — flushed, and asked for no more — and asks for the rest; any other download
+    /// starts over from an empty file.
+    ///
+    /// - Returns: `false` if the file cannot be reopened: the download ends with the fault instead.
+    private func prepareRetry(keeping kept: KeptBytes?) -> Bool {
+        let continues = resumeData != nil && (kept?.count ?? 0) > 0 && kept?.validator != nil && partial.flush()
+        let keep = continues ? kept ?? .nothing : .nothing
+        do {
+            let (_, handle, count) = try PartialFile.reopen(partial.url, for: partial.destination, keeping: keep.count)
+            self.handle = handle
+            generation += 1
+            let startOver: RequestedBytes = state.requested == .callersRange ? .callersRange : .whole
+            let requested: RequestedBytes = count > 0 ? .rest(from: count, ifRange: keep.validator) : startOver
+            state = DownloadState(kept: count > 0 ? keep : .nothing, requested: requested)
+            isResumed = isResumed || count > 0
+            keptAtStart = count
+            recordOnDisk()
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -384,6 +433,7 @@ final class FileDownload: @unchecked Sendable {
     /// longer writes, moves or removes it), then hands `data` (`nil`: nothing to resume) to whoever waits for the
     /// resume data — who may resume from it at once, even inside that callback.
     private func publish(_ data: DownloadResumeData?) {
+        attempts = nil
         if isClaimed {
             isClaimed = false
             PartialFile.release(partial.url)

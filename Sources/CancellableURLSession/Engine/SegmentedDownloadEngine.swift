@@ -265,9 +265,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         let (snapshot, ending) = state.withLock { state -> (SegmentedDownloadProgress?, Ending?) in
             let running = state.phase == .running
             let ends = running && (state.schedule.isComplete || state.schedule.isStranded)
-            // Built only when someone reads it: this runs for every piece of every body.
+            // Built only when someone reads it: this runs for every piece of every body. Once the download has
+            // stopped or is finishing, a late callback of a transfer being stopped reports nothing.
             var snapshot: SegmentedDownloadProgress?
-            if reports || ends {
+            if (reports && running) || ends {
                 state.speed.record(total: state.schedule.written, at: now)
                 snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
             }

@@ -48,8 +48,11 @@ public enum DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
     case bodyLongerThanAnnounced(totalBytes: Int64)
     /// A resumable download's request carries its own `Range` header (given here). A resumable download is of the
     /// whole file — a resume asks for the rest of it — so it was refused before any request, and no file was made.
-    /// `URLSession.cancellableDownload(for:to:verifying:file:line:progress:)` downloads the part a `Range` asks for.
+    /// `URLSession.cancellableDownload(for:to:verifying:retrying:file:line:progress:)` downloads the part a `Range`
+    /// asks for.
     case rangeRequested(String)
+    /// A ``DownloadRetryPolicy`` out of range (the reason names the value): nothing was sent, and no file was made.
+    case invalidRetryPolicy(String)
 
     /// A sentence saying what the server answered.
     public var description: String {
@@ -78,6 +81,8 @@ public enum DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rangeRequested(let range):
             "A resumable download is of the whole file, but its request asks for Range \(range): download a part "
                 + "with cancellableDownload(for:to:)."
+        case .invalidRetryPolicy(let reason):
+            "The download's retry policy is invalid: \(reason)."
         }
     }
 }

@@ -214,9 +214,9 @@ public struct DownloadResumeData: Sendable, Hashable, Codable {
     /// Resume data names the destination it was made for as an absolute path, which goes stale when the folder
     /// moves — an iOS app's container moves when the app is updated — and which another program could have
     /// changed. An app that knows where its download goes says so here (or in
-    /// `URLSession.resumeDownload(_:to:from:verifying:withoutValidator:file:line:progress:)`), and nothing outside
-    /// that destination's folder is touched, whatever the data says. If the folder holds no partial file of that
-    /// name, the download starts over.
+    /// `URLSession.resumeDownload(_:to:from:verifying:withoutValidator:retrying:file:line:progress:)`), and nothing
+    /// outside that destination's folder is touched, whatever the data says. If the folder holds no partial file of
+    /// that name, the download starts over.
     ///
     /// - Throws: ``DownloadError/invalidResumeData(field:reason:)`` with field `destination` if `destination`
     ///   is not an absolute file path without `..`.

@@ -146,7 +146,7 @@ extension URLSession {
     /// whose folder does not exist (`CocoaError.fileNoSuchFile`) or cannot be written (`.fileWriteNoPermission`), that
     /// is a folder (`.fileWriteFileExists`), or whose path has `..` (`.fileWriteInvalidFileName`) rejects at once, and
     /// nothing is sent. To pause and continue later, use
-    /// ``resumableDownload(for:to:verifying:file:line:progress:)``.
+    /// ``resumableDownload(for:to:verifying:retrying:file:line:progress:)``.
     ///
     /// A request with its own `Range` header downloads that part: the `206` answering it is the file (a server
     /// that ignores ranges answers `200` with the whole file, which is written instead). Without one, a `206` is not
@@ -155,6 +155,10 @@ extension URLSession {
     /// - Parameters:
     ///   - integrity: the length and/or SHA-256 the file must have; a mismatch rejects with
     ///     ``DownloadIntegrityError`` and leaves the destination as it was.
+    ///   - policy: how many faults that may pass (a connection lost, a `503`…) are forgiven, and how long to pause
+    ///     before asking again (``DownloadRetryPolicy``); none by default. This download cannot resume, so a retry
+    ///     starts over; a resumable one continues from the bytes it holds. A policy out of range rejects at once with
+    ///     ``DownloadError/invalidRetryPolicy(_:)``.
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
     ///     check report if it is left pending (debug builds only).
     ///   - line: the line of that call (`#line`), likewise.
@@ -163,16 +167,19 @@ extension URLSession {
         for request: URLRequest,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        retrying policy: DownloadRetryPolicy = .none,
         file: StaticString = #fileID,
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
         do {
+            if let problem = policy.problem { throw DownloadError.invalidRetryPolicy(problem) }
             let download = try FileDownload(request, to: destination, verifying: integrity, resumeData: nil)
             return self.download(
                 request,
                 into: download,
                 transport: transport,
+                retrying: policy,
                 file: file,
                 line: line,
                 progress: progress
@@ -189,11 +196,12 @@ extension URLSession {
     /// stopButton.onTap { download.cancel() }
     /// ```
     ///
-    /// Behaves as ``cancellableDownload(for:to:verifying:file:line:progress:)``.
+    /// Behaves as ``cancellableDownload(for:to:verifying:retrying:file:line:progress:)``.
     public func cancellableDownload(
         from url: URL,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        retrying policy: DownloadRetryPolicy = .none,
         file: StaticString = #fileID,
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
@@ -202,6 +210,7 @@ extension URLSession {
             for: URLRequest(url: url),
             to: destination,
             verifying: integrity,
+            retrying: policy,
             file: file,
             line: line,
             progress: progress
@@ -216,18 +225,20 @@ extension URLSession {
     /// download.pause().done { saved = $0 }                      // later: session.resumeDownload(saved!)
     /// ```
     ///
-    /// Behaves as ``cancellableDownload(for:to:verifying:file:line:progress:)``, except when it stops early: see
-    /// ``ResumableDownload``. It downloads the whole file, which a resume continues: a request with its own `Range`
-    /// header rejects at once with ``DownloadError/rangeRequested(_:)``, and nothing is sent.
+    /// Behaves as ``cancellableDownload(for:to:verifying:retrying:file:line:progress:)``, except when it stops early:
+    /// see ``ResumableDownload``; and a retry (`policy`, ``DownloadRetryPolicy``) continues from the bytes it holds.
+    /// It downloads the whole file, which a resume continues: a request with its own `Range` header rejects at once
+    /// with ``DownloadError/rangeRequested(_:)``, and nothing is sent.
     public func resumableDownload(
         for request: URLRequest,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        retrying policy: DownloadRetryPolicy = .none,
         file: StaticString = #fileID,
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
-        resumable(request, file: file, line: line, progress: progress) { _, deliver in
+        resumable(request, retrying: policy, file: file, line: line, progress: progress) { _, deliver in
             try FileDownload(request, to: destination, verifying: integrity, resumeData: deliver)
         }
     }
@@ -241,6 +252,7 @@ extension URLSession {
         from url: URL,
         to destination: URL,
         verifying integrity: DownloadIntegrity? = nil,
+        retrying policy: DownloadRetryPolicy = .none,
         file: StaticString = #fileID,
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
@@ -249,6 +261,7 @@ extension URLSession {
             for: URLRequest(url: url),
             to: destination,
             verifying: integrity,
+            retrying: policy,
             file: file,
             line: line,
             progress: progress
@@ -294,6 +307,8 @@ extension URLSession {
     ///   - integrity: what the finished file must be; `nil` for the expectation in `resumeData`, if any.
     ///   - withoutValidator: what to do with bytes no strong validator identifies: start over (the default), or
     ///     continue them if the server's total length is the same.
+    ///   - policy: how many faults that may pass are forgiven, each retry continuing from the bytes then held
+    ///     (``DownloadRetryPolicy``); none by default.
     ///   - file: where the caller made the promise (`#fileID`), which `PromiseDiagnostics` and PromiseTesting's leak
     ///     check report if it is left pending (debug builds only).
     ///   - line: the line of that call (`#line`), likewise.
@@ -303,12 +318,13 @@ extension URLSession {
         from request: URLRequest? = nil,
         verifying integrity: DownloadIntegrity? = nil,
         withoutValidator: DownloadResumeData.WithoutValidator = .startOver,
+        retrying policy: DownloadRetryPolicy = .none,
         file: StaticString = #fileID,
         line: UInt = #line,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> ResumableDownload {
         let request = request ?? URLRequest(url: resumeData.url)
-        return resumable(request, file: file, line: line, progress: progress) { transport, deliver in
+        return resumable(request, retrying: policy, file: file, line: line, progress: progress) { transport, deliver in
             try FileDownload(
                 resuming: destination.map { try resumeData.relocated(to: $0) } ?? resumeData,
                 from: request.url ?? resumeData.url,
@@ -324,6 +340,7 @@ extension URLSession {
     /// receives the resume data); rejected at once if `makeFile` throws.
     private func resumable(
         _ request: URLRequest,
+        retrying policy: DownloadRetryPolicy,
         file: StaticString,
         line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?,
@@ -332,12 +349,14 @@ extension URLSession {
         let transport = transport
         let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
         do {
+            if let problem = policy.problem { throw DownloadError.invalidRetryPolicy(problem) }
             let download = try makeFile(transport, deliver)
             return ResumableDownload(
                 promise: self.download(
                     request,
                     into: download,
                     transport: transport,
+                    retrying: policy,
                     file: file,
                     line: line,
                     progress: progress
@@ -351,43 +370,37 @@ extension URLSession {
         }
     }
 
-    /// Downloads `request` into `file`: streamed through the transport's router if it has live delivery, with a
-    /// download task and a completion handler otherwise. How it ends — and whether that or a cancellation wins — is
-    /// `file`'s to decide, under the promise's cancellation lock. A cancellation that wins stops the task and removes
-    /// what it does not keep before the promise rejects (``FileDownload/cancelled(_:)``).
+    /// Downloads `request` into `file`, retrying faults that may pass as `policy` says (``DownloadAttempts``): each
+    /// transfer streamed through the transport's router if it has live delivery, a download task with a completion
+    /// handler otherwise. How it ends — and whether that or a cancellation wins — is `file`'s to decide, under the
+    /// promise's cancellation lock. A cancellation that wins stops the current transfer and removes what it does not
+    /// keep before the promise rejects (``FileDownload/cancelled(_:)``).
     private func download(
         _ request: URLRequest,
         into download: FileDownload,
         transport: Transport,
+        retrying policy: DownloadRetryPolicy,
         file: StaticString,
         line: UInt,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) -> CancellablePromise<(url: URL, response: URLResponse)> {
-        let request = download.prepare(request)
-        return CancellablePromise(
+        CancellablePromise(
             file: file,
             line: line,
             deciding: { resolver in
-                let task: URLSessionTask
-                let cancel: @Sendable () -> Void
-                if let router = transport.router {
-                    task = transport.session.dataTask(with: request)
-                    cancel = router.register(
-                        TransferDelegate(sink: .file(download, resolver), reportsUpload: false, progress: progress),
-                        for: task
-                    )
-                } else {
-                    let cancellation = TaskCancellation()
-                    task = transport.session.downloadTask(with: request) { location, response, error in
-                        cancellation.complete()
-                        Self.completeDownload(download, resolver, location, response, error, progress: progress)
-                    }
-                    cancel = { cancellation.cancel(task) }
-                }
-                task.resume()
+                let attempts = DownloadAttempts(
+                    request,
+                    into: download,
+                    transport: transport,
+                    policy: policy,
+                    resolver: resolver,
+                    progress: progress
+                )
+                download.attempts = attempts
+                attempts.start()
                 return { reason in
                     download.hooks.willCancelTask?()
-                    cancel()
+                    attempts.cancel(reason)
                     download.cancelled(reason)
                 }
             }
@@ -507,7 +520,7 @@ extension URLSession {
     #endif
 
     /// Ends a download on a session without live delivery: the whole body arrived at `location` at once.
-    private static func completeDownload(
+    static func completeDownload(
         _ file: FileDownload,
         _ resolver: DecidingResolver<FileDownload.Outcome>,
         _ location: URL?,

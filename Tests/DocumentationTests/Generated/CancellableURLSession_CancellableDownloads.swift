@@ -84,7 +84,13 @@ func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellableProm
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 10
-func snippet_CancellableDownloads_10() async throws {
+func patientDownload(_ url: URL, to file: URL) -> ResumableDownload {
+    let policy = DownloadRetryPolicy(retries: 5, delay: 1, backoff: 2)   // 1, 2, 4, 8, 16 s
+    return URLSession.shared.resumableDownload(from: url, to: file, retrying: policy)
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
+func snippet_CancellableDownloads_11() async throws {
     let expected = DownloadIntegrity(
         length: 1_000_000,
         sha256: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
@@ -96,8 +102,8 @@ func snippet_CancellableDownloads_10() async throws {
         }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 11
-func snippet_CancellableDownloads_11() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
+func snippet_CancellableDownloads_12() async throws {
     var request = URLRequest(url: uploadURL)
     request.httpMethod = "PUT"                   // POST if unset
     URLSession.shared.cancellableUpload(for: request, from: photo)
@@ -105,8 +111,8 @@ func snippet_CancellableDownloads_11() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 12
-func snippet_CancellableDownloads_12() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
+func snippet_CancellableDownloads_13() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)
     download.catch { error in
         switch error {
@@ -117,8 +123,8 @@ func snippet_CancellableDownloads_12() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 13
-func snippet_CancellableDownloads_13() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 14
+func snippet_CancellableDownloads_14() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.cancellableDownload(for: URLRequest(url: isoURL), to: file) { progress in
         print(progress.fractionCompleted.map { "\(Int($0 * 100))%" } ?? "\(progress.bytesTransferred) bytes")
@@ -127,8 +133,8 @@ func snippet_CancellableDownloads_13() async throws {
     stopButton.onTap { download.cancel() }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 14
-func snippet_CancellableDownloads_14() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 15
+func snippet_CancellableDownloads_15() async throws {
     var request = URLRequest(url: isoURL)
     request.timeoutInterval = 20                 // a stall of 20 s fails the transfer
     URLSession.shared.cancellableDownload(for: request, to: file)
@@ -137,8 +143,8 @@ func snippet_CancellableDownloads_14() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 15
-func snippet_CancellableDownloads_15() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
+func snippet_CancellableDownloads_16() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
     race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
@@ -149,8 +155,8 @@ func snippet_CancellableDownloads_15() async throws {
     task.cancel()                                // cancels the transfer
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 16
-func snippet_CancellableDownloads_16() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
+func snippet_CancellableDownloads_17() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.segmentedDownload(
         from: [primary, europe, asia],
@@ -167,8 +173,8 @@ func snippet_CancellableDownloads_16() async throws {
     stopButton.onTap { download.cancel() }                        // every request stops; no partial file is left
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 17
-func snippet_CancellableDownloads_17() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
+func snippet_CancellableDownloads_18() async throws {
     let session = URLSession.withProgressReporting()
     var options = SegmentedDownloadOptions()
     options.connectionsPerMirror = 4
@@ -179,8 +185,8 @@ func snippet_CancellableDownloads_17() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 18
-func snippet_CancellableDownloads_18() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 19
+func snippet_CancellableDownloads_19() async throws {
     let session = URLSession.withProgressReporting()
     let metalinkHashes = [String]()   // the <hash> elements of <pieces length="262144" type="sha-256">, in order
     let expected = DownloadIntegrity(length: 734_003_200, pieces: PieceDigests(length: 262_144, sha256: metalinkHashes))
@@ -193,8 +199,8 @@ func snippet_CancellableDownloads_18() async throws {
         .catch { show($0) }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 19
-func snippet_CancellableDownloads_19() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 20
+func snippet_CancellableDownloads_20() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     download.promise.done { install(from: $0.url) }.catch { show($0) }
@@ -209,8 +215,8 @@ func snippet_CancellableDownloads_19() async throws {
     }
 }
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 20
-func snippet_CancellableDownloads_20() async throws {
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 21
+func snippet_CancellableDownloads_21() async throws {
     let session = URLSession.withProgressReporting()
     let download = session.resumableSegmentedDownload(from: [primary, europe, asia], to: file)
     let stateFile = file.appendingPathExtension("download")
