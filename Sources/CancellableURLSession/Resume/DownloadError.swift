@@ -70,7 +70,7 @@ public enum DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
             "The server continued the download with the content coding \"\(coding)\": its bytes are not at the "
                 + "offsets of the bytes kept."
         case .partialFileInUse(let file):
-            "Another download is already resuming into \(file.path)."
+            "Another download is already writing \(file.path): one partial file cannot take two downloads."
         case .partialFileNotOwned(let file):
             "The resume data's partial file \(file.path) is not a file this library made for its destination: "
                 + "nothing was touched."

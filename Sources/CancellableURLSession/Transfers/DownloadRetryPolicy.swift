@@ -14,7 +14,9 @@ public import Foundation
 /// the power of the retries made before, or what the server's `Retry-After` asks if that is longer, up to five
 /// minutes — a server that asks for more is not asked again. The pauses are counted on `PromiseClocks.current`, so a
 /// test's `TestClock` drives them. A pause or cancel while the download waits ends it at once: a pause keeps its
-/// bytes, a cancel removes them. Any other fault ends the download at once.
+/// bytes, a cancel removes them. Any other fault ends the download at once. The policy is not part of the resume
+/// data: pass it again to
+/// `URLSession.resumeDownload(_:to:from:verifying:withoutValidator:retrying:file:line:progress:)`.
 public struct DownloadRetryPolicy: Sendable, Hashable {
     /// How many faults in a row are forgiven: 0...1,000.
     public var retries: Int

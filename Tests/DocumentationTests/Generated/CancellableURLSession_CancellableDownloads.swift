@@ -2,10 +2,18 @@
 import Cancellable
 import CancellableURLSession
 import Foundation
+import FoundationNetworking  // URLSession and URLRequest on Linux
 import PromiseCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 1
+func snippet_CancellableDownloads_1() async throws {
+
+    #if canImport(FoundationNetworking)
+    #endif
+}
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 2
 func snippet_CancellableDownloads_2() async throws {
@@ -232,4 +240,16 @@ func snippet_CancellableDownloads_21() async throws {
     if let saved = try? JSONDecoder().decode(SegmentedDownloadResumeData.self, from: Data(contentsOf: stateFile)) {
         session.resumeSegmentedDownload(saved).promise.done { install(from: $0.url) }.catch { show($0) }
     }
+}
+
+// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 22
+func saveCheckpoints(of download: ResumableDownload, to stateFile: URL) -> DispatchSourceTimer {
+    let saving = DispatchSource.makeTimerSource(queue: .global())
+    saving.schedule(deadline: .now() + 5, repeating: 5)
+    saving.setEventHandler {
+        guard let checkpoint = download.checkpoint() else { return }   // nil before the first byte, and at the end
+        try? JSONEncoder().encode(checkpoint).write(to: stateFile, options: .atomic)
+    }
+    saving.resume()
+    return saving
 }
