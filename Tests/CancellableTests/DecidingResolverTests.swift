@@ -1,4 +1,5 @@
 import Cancellable
+import Dispatch
 import PromiseCore
 import TestSupport
 import Testing
@@ -57,6 +58,37 @@ import Testing
         #expect(promise.cancellationReason == .timeout)
         #expect(!promise.cancel(), "and ran once")
         #expect(cancels.current == [.timeout])
+    }
+
+    /// The handler runs before the rejection, so a second cancel made meanwhile on another thread finds the promise
+    /// cancelled but not yet rejected: it returns `false` at once, and the promise rejects once the handler has
+    /// returned — before the first `cancel()` returns (Guarantees, rule 2).
+    @Test func aSecondCancelWhileTheHandlerRunsReturnsAtOnceAndThePromiseRejectsWhenTheHandlerReturns() {
+        let inHandler = Latch()
+        let release = Latch()
+        let promise = CancellablePromise<Int>(deciding: { _ in
+            { _ in
+                inHandler.open()
+                _ = release.wait(timeout: .seconds(30))
+            }
+        })
+        let firstReturned = Latch()
+        let firstWon = Shared<Bool?>(nil)
+        let rejectedWhenFirstReturned = Shared<Bool?>(nil)
+        DispatchQueue.global().async {
+            let won = promise.cancel()
+            rejectedWhenFirstReturned.withLock { $0 = promise.isRejected }
+            firstWon.withLock { $0 = won }
+            firstReturned.open()
+        }
+        #expect(inHandler.wait(timeout: .seconds(30)))
+        #expect(!promise.cancel(), "the second cancel returns at once")
+        #expect(promise.isCancelled, "the promise is cancelled")
+        #expect(promise.isPending, "and rejects once the handler has returned")
+        release.open()
+        #expect(firstReturned.wait(timeout: .seconds(30)))
+        #expect(firstWon.current == true)
+        #expect(rejectedWhenFirstReturned.current == true, "rejected before the first cancel() returned")
     }
 
     /// The window the download's file move sits in: decided, not yet resolved. A cancel there finds the promise

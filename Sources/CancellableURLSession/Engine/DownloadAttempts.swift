@@ -11,8 +11,8 @@ import FoundationNetworking
 /// download's `PromiseClock`, and stops whichever is current when the download is cancelled; its ``FileDownload``
 /// asks it, at each transfer's ending, whether to try again.
 ///
-/// A cancellation while it waits between two transfers ends the download itself (``endWaiting(_:)``): no transfer is
-/// left to end it.
+/// A cancellation while it waits between two transfers ends the download itself (``FileDownload/endWaiting(_:)``): no
+/// transfer is left to end it.
 final class DownloadAttempts: @unchecked Sendable {
     // @unchecked Sendable: the mutable state is behind `phase`'s lock; the rest is immutable.
     private enum Phase {
@@ -83,31 +83,34 @@ final class DownloadAttempts: @unchecked Sendable {
         if !running { cancel() }
     }
 
-    /// How long to pause before asking again after `error`, or `nil` if it is not a fault that may pass, the retries
-    /// are spent, or the server asks for a longer pause than five minutes.
-    func pause(after error: Error) -> TimeInterval? {
+    /// How long to wait before asking again after `error`, or `nil` if it is not a fault that may pass, the retries
+    /// are spent, or the server asks to be left alone for longer than five minutes.
+    func delay(after error: Error) -> TimeInterval? {
         let fault = TransientFault(error)
         guard fault.mayPass else { return nil }
         let retries = state.withLock { $0.retries }
         guard retries < policy.retries else { return nil }
-        return policy.pause(before: retries + 1, retryAfter: fault.retryAfter)
+        return policy.delay(before: retries + 1, retryAfter: fault.retryAfter)
     }
 
-    /// Asks again after `pause` seconds, unless the download was cancelled: called by the ending of the transfer that
-    /// failed, on the delegate queue. `madeProgress`: that transfer wrote bytes, which starts the count of faults in a
-    /// row again.
+    /// The transfer that failed is to be retried: the download now waits, unless it was cancelled. Called by that
+    /// transfer's ending, on the delegate queue, before it gets the file ready. `madeProgress`: the transfer wrote
+    /// bytes, which starts the count of faults in a row again.
     ///
-    /// - Returns: whether a retry is scheduled; `false`: the download ends with the fault.
-    func retry(after pause: TimeInterval, madeProgress: Bool) -> Bool {
-        let scheduling = state.withLock { state -> Bool in
+    /// - Returns: `false` if the download was cancelled: the ending goes on, and carries the cancellation out.
+    func beginRetry(madeProgress: Bool) -> Bool {
+        state.withLock { state in
             guard case .running = state.phase else { return false }
             state.retries = madeProgress ? 1 : state.retries + 1
             state.phase = .waiting(nil)
             return true
         }
-        guard scheduling else { return false }
+    }
+
+    /// The file is ready: the next transfer starts after `delay` seconds, unless the download is cancelled first.
+    func scheduleRetry(after delay: TimeInterval) {
         // Scheduled outside the lock: a clock may run the work at once (`ImmediateClock`).
-        let timer = clock.schedule(after: DispatchTimeInterval(clampingSeconds: pause)) { [self] in
+        let timer = clock.schedule(after: DispatchTimeInterval(clampingSeconds: delay)) { [self] in
             let fires = state.withLock { state -> Bool in
                 guard case .waiting = state.phase else { return false }
                 state.phase = .launching
@@ -115,20 +118,25 @@ final class DownloadAttempts: @unchecked Sendable {
             }
             if fires { start() }
         }
-        let stale = state.withLock { state -> Bool in
-            guard case .waiting(nil) = state.phase else { return !isWaitingOrLaunching(state.phase) }
-            state.phase = .waiting(timer)
+        let cancelled = state.withLock { state -> Bool in
+            if case .waiting(nil) = state.phase { state.phase = .waiting(timer) }
+            // Fired already (the clock ran it at once) is fine; stopped: the cancellation ends the download.
+            if case .stopped = state.phase { return true }
             return false
         }
-        if stale { timer.cancel() }
+        if cancelled { timer.cancel() }
         download.hooks.didScheduleRetry?()
-        return true
     }
 
-    private func isWaitingOrLaunching(_ phase: Phase) -> Bool {
-        switch phase {
-        case .waiting, .launching, .running: true
-        case .stopped: false
+    /// The file could not be made ready for another transfer: the download ends with the fault after all.
+    ///
+    /// - Returns: whether the caller ends it; `false` if a cancellation came meanwhile, which ends it
+    ///   (``FileDownload/endWaiting(_:)``).
+    func abandonRetry() -> Bool {
+        state.withLock { state in
+            guard case .waiting = state.phase else { return false }
+            state.phase = .running({})  // the transfer is over: a cancellation now finds the ending deciding
+            return true
         }
     }
 
@@ -154,26 +162,6 @@ final class DownloadAttempts: @unchecked Sendable {
             transport.session.delegateQueue.addOperation { download.endWaiting(resolver) }
         case .nothing:
             break
-        }
-    }
-}
-
-/// Whether a single-URL transfer's fault may pass, and how long its server asked to be left alone: the faults a
-/// segmented download forgives a mirror (``MirrorDropReason/isTransient``).
-struct TransientFault {
-    let mayPass: Bool
-    let retryAfter: TimeInterval?
-
-    init(_ error: Error) {
-        if let status = error as? HTTPStatusError {
-            mayPass = MirrorDropReason.status(status.statusCode).isTransient
-            retryAfter = RangeAnswer(status.response).retryAfter
-        } else if error is URLError {
-            mayPass = MirrorDropReason.failure(of: error).isTransient
-            retryAfter = nil
-        } else {
-            mayPass = false
-            retryAfter = nil
         }
     }
 }

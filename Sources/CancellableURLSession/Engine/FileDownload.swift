@@ -10,10 +10,12 @@ import FoundationNetworking
 /// body goes, what is checked before the file replaces the destination, and, for a ``ResumableDownload``, what is
 /// kept when it stops early.
 ///
-/// Every method is called from the session's delegate queue, one callback at a time (or, on a session without live
-/// delivery, once from the task's completion handler), so its state needs no lock. How the download ends is decided
-/// against a cancellation under the promise's cancellation lock, through the ``DecidingResolver`` that
-/// ``finish(taskError:statusError:response:resolver:)`` is given.
+/// The transfer's callbacks reach it one at a time, on the session's delegate queue (or, on a session without live
+/// delivery, once from the task's completion handler), and so does `prepare(_:)` for each retry (on the clock's
+/// thread, between two transfers): the state they touch needs no lock. What other threads call — ``cancelled(_:)``
+/// and ``checkpoint()`` — touches only what is behind a lock (`cancellation`, `onDisk`). How the download ends is
+/// decided against a cancellation under the promise's cancellation lock, through the ``DecidingResolver`` that
+/// ``finish(taskError:statusError:response:resolver:progress:)`` is given.
 final class FileDownload: @unchecked Sendable {
     /// What a download fulfills with.
     typealias Outcome = (url: URL, response: URLResponse)
@@ -45,9 +47,13 @@ final class FileDownload: @unchecked Sendable {
     /// being emptied, and once the download ends.
     private let onDisk = Locked<(kept: KeptBytes, source: URL, generation: Int)?>(nil)
     private var generation = 0
-    /// Whether a cancellation won, set by ``cancelled(_:)`` on the cancelling thread: a file the session downloaded
-    /// elsewhere is not moved in after it (``fill(from:)``). The lock also covers that move.
-    private let cancellation = Locked(false)
+    /// What cancellation won, set by ``cancelled(_:)`` on the cancelling thread: `nil` while none has; `true` for one
+    /// that removes the file (a file the session downloaded elsewhere is then not kept, ``fill(from:)``), `false` for
+    /// a pause that keeps it. A retry does not touch the file once one has (``prepareRetry(keeping:)``).
+    private let cancellation = Locked<Bool?>(nil)
+    /// Whether bytes without a strong validator may continue on their length alone (the caller opted in): what a
+    /// retry of a resumed download keeps, too.
+    private var continuesWithoutValidator = false
     /// What asks again after a fault that may pass (``DownloadAttempts``); let go of when the download ends.
     var attempts: DownloadAttempts?
     /// How many bytes the file held when the current attempt began: an attempt that wrote more made progress.
@@ -131,6 +137,7 @@ final class FileDownload: @unchecked Sendable {
             resumed: true,
             resumeData
         )
+        continuesWithoutValidator = withoutValidator == .continueIfLengthMatches
     }
 
     private init(
@@ -242,13 +249,13 @@ final class FileDownload: @unchecked Sendable {
     ///   the ending reports the error.
     func write(_ data: Data) -> Bool {
         guard let handle else { return true }
+        defer { recordOnDisk() }  // a write that fails, or runs past the length, changes what an ending keeps
         guard let held = state.admit(Int64(data.count)).map(Int.init) else { return false }
         do {
             if held < data.count {
                 try handle.writeAll(data.dropFirst(held))
             }
             state.advance(by: Int64(data.count))
-            recordOnDisk()
             return true
         } catch {
             state.failWriting(error)
@@ -270,13 +277,16 @@ final class FileDownload: @unchecked Sendable {
         generation += 1
         do {
             guard let location else { throw URLError(.cannotOpenFile) }
-            let moved = try cancellation.withLock { cancelled in
-                Swift.Result { if !cancelled { try partial.fill(from: location) } }.map { !cancelled }
-            }.get()
-            // A cancellation won (the ending will see it): the file is not the download's to keep. swift-corelibs-
-            // foundation leaves it where it wrote it; Apple's Foundation removes it once the completion returns.
-            guard moved else {
+            // Moved outside the lock — it may be a copy from another volume, which a `cancel()` must not wait for —
+            // and removed after if a cancellation for good came first or meanwhile (swift-corelibs-foundation leaves
+            // the file where it wrote it; Apple's Foundation removes it once the completion returns).
+            guard cancellation.withLock({ $0 }) != true else {
                 try? FileManager.default.removeItem(at: location)
+                return nil
+            }
+            try partial.fill(from: location)
+            guard cancellation.withLock({ $0 }) != true else {
+                partial.remove()
                 return nil
             }
             let size = try PartialFile.size(of: partial.url)
@@ -296,8 +306,9 @@ final class FileDownload: @unchecked Sendable {
     /// file stays claimed until the ending lets go of it: nothing else can take its name meanwhile, and a write the
     /// delegate queue is making goes to the removed file, which the system frees once the download closes it.
     func cancelled(_ reason: CancellationReason) {
-        guard reason != .paused || resumeData == nil else { return }  // kept: flushed and handed out by the ending
-        cancellation.withLock { $0 = true }
+        let removes = reason != .paused || resumeData == nil
+        cancellation.withLock { $0 = removes }
+        guard removes else { return }  // kept: flushed and handed out by the ending
         onDisk.withLock { $0 = nil }
         partial.remove()
     }
@@ -328,11 +339,14 @@ final class FileDownload: @unchecked Sendable {
             progress?(TransferProgress(bytesTransferred: kept.count, totalBytesExpected: kept.totalBytes, phase: phase))
         }
         var ending = state.end(taskError: taskError, statusError: statusError)
-        if case .fail(let error, let keeping) = ending, let attempts, let pause = attempts.pause(after: error),
-            case let progressed = kept.count > keptAtStart, prepareRetry(keeping: keeping),
-            attempts.retry(after: pause, madeProgress: progressed)
+        if case .fail(let error, let keeping) = ending, let attempts, let delay = attempts.delay(after: error),
+            attempts.beginRetry(madeProgress: kept.count > keptAtStart)
         {
-            return  // asked again after the pause; the ending waits for the last attempt
+            // Asked again after the delay: the ending waits for the last transfer.
+            if prepareRetry(keeping: keeping) { return attempts.scheduleRetry(after: delay) }
+            // The file cannot be made ready: the download ends with its fault, unless a cancellation came meanwhile,
+            // which ends it (`endWaiting`).
+            guard attempts.abandonRetry() else { return }
         }
         if case .commit = ending, let integrity {
             // Checked before the decision: a long check can still be paused or cancelled.
@@ -374,22 +388,33 @@ final class FileDownload: @unchecked Sendable {
     /// starts over from an empty file.
     ///
     /// - Returns: `false` if the file cannot be reopened: the download ends with the fault instead.
+    ///
+    /// It touches the file only if no cancellation has won (under the lock ``cancelled(_:)`` takes): a cancel's removal
+    /// is not undone, and a pause keeps what the file held.
     private func prepareRetry(keeping kept: KeptBytes?) -> Bool {
-        let continues = resumeData != nil && (kept?.count ?? 0) > 0 && kept?.validator != nil && partial.flush()
+        let identified = kept?.validator != nil || (continuesWithoutValidator && kept?.totalBytes != nil)
+        let continues = resumeData != nil && (kept?.count ?? 0) > 0 && identified && partial.flush()
         let keep = continues ? kept ?? .nothing : .nothing
-        do {
-            let (_, handle, count) = try PartialFile.reopen(partial.url, for: partial.destination, keeping: keep.count)
-            self.handle = handle
-            generation += 1
-            let startOver: RequestedBytes = state.requested == .callersRange ? .callersRange : .whole
-            let requested: RequestedBytes = count > 0 ? .rest(from: count, ifRange: keep.validator) : startOver
-            state = DownloadState(kept: count > 0 ? keep : .nothing, requested: requested)
-            isResumed = isResumed || count > 0
-            keptAtStart = count
-            recordOnDisk()
-            return true
-        } catch {
-            return false
+        return cancellation.withLock { cancelled in
+            guard cancelled == nil else { return false }
+            do {
+                let (_, handle, count) = try PartialFile.reopen(
+                    partial.url,
+                    for: partial.destination,
+                    keeping: keep.count
+                )
+                self.handle = handle
+                generation += 1
+                let startOver: RequestedBytes = state.requested == .callersRange ? .callersRange : .whole
+                let requested: RequestedBytes = count > 0 ? .rest(from: count, ifRange: keep.validator) : startOver
+                state = DownloadState(kept: count > 0 ? keep : .nothing, requested: requested)
+                isResumed = isResumed || count > 0
+                keptAtStart = count
+                recordOnDisk()
+                return true
+            } catch {
+                return false
+            }
         }
     }
 

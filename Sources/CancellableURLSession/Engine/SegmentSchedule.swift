@@ -90,13 +90,13 @@ struct SegmentSchedule: Sendable {
     private(set) var total: Int64?
     /// The length the caller expects: a mirror that announces another one is dropped, even the first to answer.
     let expectedLength: Int64?
-    /// Where the bytes no segment covers yet begin: segments are cut from here as mirrors need them, so that a
-    /// length a mirror announces costs no memory until its bytes are fetched.
     /// The strong validator of the first mirror that said the length, if it had one.
     private(set) var validator: DownloadResumeData.Validator?
     private(set) var segments = SegmentList()
     private(set) var transfers: [Int: Transfer] = [:]
     private(set) var mirrors: [Mirror]
+    /// Where the bytes no segment covers yet begin: segments are cut from here as mirrors need them, so that a
+    /// length a mirror announces costs no memory until its bytes are fetched.
     private(set) var uncut: Int64 = 0
     /// Whether a mirror must repeat ``validator``, not merely not contradict it: in a resumed download, whose bytes
     /// kept were proven under it.
@@ -252,6 +252,8 @@ struct SegmentSchedule: Sendable {
                 endingAt: transfer.requestedEnd,
                 reference: reference
             )
+            // `check(…endingAt:)` continues an answer only if it names the file's length: `.continues` never reaches
+            // `MirrorDropReason(verdict)`, which traps on it.
             guard case .continues(let proven) = verdict, let length = answer.range?.total else {
                 return (false, drop(transfer.mirror, MirrorDropReason(verdict), at: now))
             }

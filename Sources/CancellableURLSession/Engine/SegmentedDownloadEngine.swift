@@ -38,7 +38,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     private let state: Locked<State>
-    private let session: URLSession
+    /// Where the requests run: held for as long as the download, with the app's session it stands for.
+    private let transport: Transport
+    private var session: URLSession { transport.session }
     private let router: TransferRouter
     private let requests: [URLRequest]
     private let partial: PartialFile
@@ -53,7 +55,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let interval: TimeInterval
 
     init(
-        session: URLSession,
+        transport: Transport,
         router: TransferRouter,
         requests: [URLRequest],
         partial: PartialFile,
@@ -67,7 +69,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     ) {
         state = Locked(State(schedule: schedule, handle: handle, reader: reader))
         self.resumeData = resumeData
-        self.session = session
+        self.transport = transport
         self.router = router
         self.requests = requests
         self.partial = partial
@@ -479,9 +481,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }?()
     }
 
-    /// The promise was cancelled: stops every request and removes the partial file (unless the download is already
-    /// ending, which then sees the cancellation and removes it). It runs on the cancelling thread before the promise
-    /// rejects: whoever sees the rejection finds the file gone.
+    /// The promise was cancelled: stops every request and removes the partial file — even if the download was already
+    /// ending: that ending then loses its decision to this cancellation. It runs on the cancelling thread before the
+    /// promise rejects: whoever sees the rejection finds the file gone.
     ///
     /// A pause (`reason` `.paused`) of a resumable download keeps the bytes written instead: it stops every write
     /// here, and on the session's delegate queue — not on the caller's thread, usually the main thread — flushes the

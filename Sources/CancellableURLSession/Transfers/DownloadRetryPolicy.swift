@@ -10,10 +10,11 @@ public import Foundation
 /// ```
 ///
 /// A resumable download asks again for the bytes it does not hold (`Range: bytes=<kept>-`, under the kept bytes'
-/// validator); a `cancellableDownload`, which cannot resume, starts over. The pause is ``delay`` times ``backoff`` to
-/// the power of the retries made before, or what the server's `Retry-After` asks if that is longer, up to five
-/// minutes — a server that asks for more is not asked again. The pauses are counted on `PromiseClocks.current`, so a
-/// test's `TestClock` drives them. A pause or cancel while the download waits ends it at once: a pause keeps its
+/// validator); a `cancellableDownload`, which cannot resume, starts over. The wait before a retry is ``delay`` times
+/// ``backoff`` to the power of the retries made before, or what the server's `Retry-After` asks if that is longer, up
+/// to five minutes — a server that asks for more is not asked again. The waits are counted on
+/// `PromiseClocks.current`, so a test's `TestClock` drives them. A pause or cancel while the download waits ends it
+/// at once: a pause keeps its
 /// bytes, a cancel removes them. Any other fault ends the download at once. The policy is not part of the resume
 /// data: pass it again to
 /// `URLSession.resumeDownload(_:to:from:verifying:withoutValidator:retrying:file:line:progress:)`.
@@ -44,9 +45,9 @@ public struct DownloadRetryPolicy: Sendable, Hashable {
         return nil
     }
 
-    /// The pause before retry number `retry` (1 for the first), given the server's `Retry-After`; `nil` if the server
+    /// The delay before retry number `retry` (1 for the first), given the server's `Retry-After`; `nil` if the server
     /// asks for longer than five minutes.
-    func pause(before retry: Int, retryAfter: TimeInterval?) -> TimeInterval? {
+    func delay(before retry: Int, retryAfter: TimeInterval?) -> TimeInterval? {
         if let retryAfter, retryAfter > SegmentSchedule.longestRetryAfter { return nil }
         let backedOff = delay * pow(backoff, Double(retry - 1))
         return max(min(backedOff, 86_400), retryAfter ?? 0)

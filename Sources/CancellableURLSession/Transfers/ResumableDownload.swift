@@ -24,7 +24,8 @@ public import FoundationNetworking
 /// ```
 ///
 /// Pausing is a cancellation with `CancellationReason.paused`: ``promise`` rejects with
-/// `CancellablePromiseError.cancelled` before ``pause()`` returns, like any cancellation, and the transfer stops.
+/// `CancellablePromiseError.cancelled` before ``pause()`` returns, like any cancellation, and the transfer stops (a
+/// second `pause()` or `cancel()` made meanwhile on another thread returns before that).
 /// What differs is the partial file: it stays, and ``resumeData`` resolves with a ``DownloadResumeData`` once the
 /// transfer has stopped writing and the bytes kept are flushed to disk (`fsync`; `F_FULLFSYNC` on Apple platforms).
 /// A cancellation with that reason that reaches the download through a chain
@@ -88,10 +89,10 @@ public final class ResumableDownload: Sendable {
     /// ```
     ///
     /// The bytes it names have been written and flushed to disk (`fsync`; `F_FULLFSYNC` on Apple platforms) before it
-    /// returns, and stay there while the download goes on: the file only grows, unless the server's first answer
-    /// starts it over (a resume of a file that changed), which makes every earlier checkpoint name bytes a resume
-    /// then finds gone or stale — it starts over too. The flush costs a disk sync: call it every few megabytes or
-    /// seconds, not on every progress report.
+    /// returns, and stay there while the download goes on: the file only grows, unless an answer starts it over — a
+    /// resume of a file that changed, or a retry (``DownloadRetryPolicy``) of bytes without a strong validator — which
+    /// makes every earlier checkpoint name bytes a resume then finds gone or stale: it starts over too. The flush costs
+    /// a disk sync: call it every few megabytes or seconds, not on every progress report.
     ///
     /// Resuming from a checkpoint while this download still runs is refused (``DownloadError/partialFileInUse(_:)``):
     /// one partial file cannot take two downloads.

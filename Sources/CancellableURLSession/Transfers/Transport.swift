@@ -26,6 +26,16 @@ struct Transport: Sendable {
     let session: URLSession
     /// Who hands each task's callbacks to its `TransferDelegate`; `nil`: the tasks use completion handlers.
     let router: TransferRouter?
+    /// The app's session, when `session` is its stand-in: held as long as a download holds this transport, so that
+    /// the stand-in is not let go of (``StandInSessions``) while the download still makes requests on it — a
+    /// segmented download's next segment, a retry.
+    let owner: URLSession?
+
+    init(session: URLSession, router: TransferRouter?, owner: URLSession? = nil) {
+        self.session = session
+        self.router = router
+        self.owner = owner
+    }
 
     /// Whether bytes are delivered as they arrive.
     var isLive: Bool { router != nil }
@@ -43,6 +53,6 @@ extension URLSession {
         }
         #endif
         let standIn = StandInSessions.session(for: self)
-        return Transport(session: standIn, router: standIn.delegate as? TransferRouter)
+        return Transport(session: standIn, router: standIn.delegate as? TransferRouter, owner: self)
     }
 }

@@ -326,7 +326,7 @@ extension URLSession {
                 throw error
             }
             engine = SegmentedDownloadEngine(
-                session: transport.session,
+                transport: transport,
                 router: router,
                 requests: mirrors,
                 partial: partial,
