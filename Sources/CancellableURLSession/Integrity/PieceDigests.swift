@@ -63,6 +63,6 @@ public struct PieceDigests: Sendable, Hashable, Codable {
             hash.update(try handle.readAll(count: count, at: offset))
             offset += Int64(count)
         }
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        return SHA256.hex(hash.finalize())
     }
 }
