@@ -30,7 +30,11 @@ def generate(article: pathlib.Path) -> str:
     blocks = re.findall(r"^```swift\n(.*?)^```", text, flags=re.S | re.M)
     source = article.relative_to(ROOT)
     name = re.sub(r"\W", "_", article.stem)
-    shown = sorted({line for block in blocks for line in block.splitlines() if line.startswith("import ")})
+    # FoundationNetworking is imported below, where it exists (an article shows it inside `#if canImport`).
+    shown = sorted({
+        line for block in blocks for line in block.splitlines()
+        if line.startswith("import ") and not line.startswith("import FoundationNetworking")
+    })
     parts = [HEADER.format(source=source), "".join(line + "\n" for line in shown) if shown else IMPORTS, NETWORKING]
     # Observation is in every SDK from iOS 17 / macOS 14 and in the Linux toolchain, but not in the SDK copies the
     # Linux-side Apple type-check uses: guarded, the rest of the target's code is still checked there.

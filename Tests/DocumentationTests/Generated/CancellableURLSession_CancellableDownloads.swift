@@ -2,7 +2,6 @@
 import Cancellable
 import CancellableURLSession
 import Foundation
-import FoundationNetworking  // URLSession and URLRequest on Linux
 import PromiseCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
