@@ -18,8 +18,9 @@ final class DownloadAttempts: @unchecked Sendable {
     private enum Phase {
         /// A transfer runs; this stops it.
         case running(@Sendable () -> Void)
-        /// Between two transfers; the timer starts the next one (`nil` while it is being scheduled).
-        case waiting(PromiseTimer?)
+        /// Between two transfers; this stops the timer that starts the next one, and lets go of what it holds (`nil`
+        /// while it is being scheduled).
+        case waiting((@Sendable () -> Void)?)
         /// The timer fired; the next transfer is being made.
         case launching
         /// Cancelled: no transfer is started any more.
@@ -109,22 +110,31 @@ final class DownloadAttempts: @unchecked Sendable {
 
     /// The file is ready: the next transfer starts after `delay` seconds, unless the download is cancelled first.
     func scheduleRetry(after delay: TimeInterval) {
-        // Scheduled outside the lock: a clock may run the work at once (`ImmediateClock`).
-        let timer = clock.schedule(after: DispatchTimeInterval(clampingSeconds: delay)) { [self] in
+        // The timer reaches this object only through a box that stopping empties: Dispatch keeps a cancelled timer's
+        // block until its deadline, which may be hours away. Scheduled outside the lock: a clock may run the work at
+        // once (`ImmediateClock`).
+        let fire = Locked<(@Sendable () -> Void)?>({ [self] in
             let fires = state.withLock { state -> Bool in
                 guard case .waiting = state.phase else { return false }
                 state.phase = .launching
                 return true
             }
             if fires { start() }
+        })
+        let timer = clock.schedule(after: DispatchTimeInterval(clampingSeconds: delay)) {
+            fire.withLock { $0.take() }?()
+        }
+        let stop: @Sendable () -> Void = {
+            timer.cancel()
+            _ = fire.withLock { $0.take() }
         }
         let cancelled = state.withLock { state -> Bool in
-            if case .waiting(nil) = state.phase { state.phase = .waiting(timer) }
+            if case .waiting(nil) = state.phase { state.phase = .waiting(stop) }
             // Fired already (the clock ran it at once) is fine; stopped: the cancellation ends the download.
             if case .stopped = state.phase { return true }
             return false
         }
-        if cancelled { timer.cancel() }
+        if cancelled { stop() }
         download.hooks.didScheduleRetry?()
     }
 
@@ -144,7 +154,7 @@ final class DownloadAttempts: @unchecked Sendable {
     /// whose ending then carries the cancellation out; or, between two transfers, ends the download on the session's
     /// delegate queue.
     func cancel(_ reason: CancellationReason) {
-        enum Then { case stop(@Sendable () -> Void), end(PromiseTimer?), nothing }
+        enum Then { case stop(@Sendable () -> Void), end((@Sendable () -> Void)?), nothing }
         let then = state.withLock { state -> Then in
             defer { state.phase = .stopped }
             switch state.phase {
@@ -156,8 +166,8 @@ final class DownloadAttempts: @unchecked Sendable {
         switch then {
         case .stop(let cancel):
             cancel()
-        case .end(let timer):
-            timer?.cancel()
+        case .end(let stopTimer):
+            stopTimer?()
             let (download, resolver) = (download, resolver)
             transport.session.delegateQueue.addOperation { download.endWaiting(resolver) }
         case .nothing:

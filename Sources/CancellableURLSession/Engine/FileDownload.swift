@@ -56,6 +56,8 @@ final class FileDownload: @unchecked Sendable {
     private var continuesWithoutValidator = false
     /// What asks again after a fault that may pass (``DownloadAttempts``); let go of when the download ends.
     var attempts: DownloadAttempts?
+    /// What runs once the download has ended, after its resume data is out (``whenEnded(_:)``).
+    private let ended = Locked<(@Sendable () -> Void)?>(nil)
     /// How many bytes the file held when the current attempt began: an attempt that wrote more made progress.
     private var keptAtStart: Int64 = 0
 
@@ -464,5 +466,14 @@ final class FileDownload: @unchecked Sendable {
             PartialFile.release(partial.url)
         }
         resumeData?(data)
+        ended.withLock { ended in
+            defer { ended = nil }
+            return ended
+        }?()
+    }
+
+    /// Runs `body` once the download has ended, after its resume data is out; set before it starts.
+    func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        ended.withLock { $0 = body }
     }
 }

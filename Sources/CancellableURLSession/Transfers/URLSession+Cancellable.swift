@@ -351,6 +351,11 @@ extension URLSession {
         do {
             if let problem = policy.problem { throw DownloadError.invalidRetryPolicy(problem) }
             let download = try makeFile(transport, deliver)
+            // Let go of when the download ends: the app's progress closure may hold the `ResumableDownload` (to take
+            // checkpoints), and the download holds that closure while it runs. (Not a weak reference: LeakSanitizer
+            // cannot follow the tagged pointer to a weak reference's side table.)
+            let held = Locked<FileDownload?>(download)
+            download.whenEnded { held.withLock { $0 = nil } }
             return ResumableDownload(
                 promise: self.download(
                     request,
@@ -362,7 +367,7 @@ extension URLSession {
                     progress: progress
                 ),
                 resumeData: resumeData,
-                checkpoint: download.checkpoint
+                checkpoint: { held.withLock { $0 }?.checkpoint() }
             )
         } catch {
             deliver(nil)
