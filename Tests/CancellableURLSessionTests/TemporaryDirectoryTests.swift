@@ -108,9 +108,12 @@ import FoundationNetworking
         }
     }
 
-    /// Whether the file at `url` begins with `prefix` (`false` if it is gone, or cannot be read).
+    /// Whether the file at `url` begins with `prefix` (`false` if it is gone, shorter, or cannot be read). A file
+    /// shorter than the prefix is not read: Linux's Foundation leaks the buffer `Data(contentsOf:)` makes for an empty
+    /// file.
     static func starts(_ url: URL, with prefix: Data) -> Bool {
-        guard let data = try? Data(contentsOf: url, options: .alwaysMapped) else { return false }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size >= prefix.count, let data = try? Data(contentsOf: url, options: .alwaysMapped) else { return false }
         return data.prefix(prefix.count) == prefix
     }
 }
