@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import CancellableURLSession
@@ -5,18 +6,6 @@ import Testing
 /// `SegmentList`: the bytes written are a running count, which must always equal the sum it replaces, whatever the
 /// schedule does to its segments — writes, splits, rollbacks of a dropped mirror's bytes, pieces cut out.
 @Suite struct SegmentListTests {
-    /// A small deterministic generator (SplitMix64), so that a failing sequence can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func sum(_ segments: SegmentList) -> Int64 {
         segments.reduce(0) { $0 + ($1.done - $1.start) }
     }
@@ -39,7 +28,7 @@ import Testing
     /// after every step.
     @Test(arguments: 1...20)
     func aScheduleDrivenAtRandomKeepsTheCountEqualToTheSum(seed: UInt64) {
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         var options = SegmentedDownloadOptions()
         options.segmentSize = 4_096
         options.minimumSplitSize = 512

@@ -1,3 +1,5 @@
+import TestSupport
+
 /// A random program over cancellable promises: the nodes it builds and the events it then applies.
 ///
 /// A node may have several consumers (branches of shared work). The inputs of one combinator, and a `then`'s
@@ -182,33 +184,5 @@ struct Program: CustomStringConvertible {
         }
         random.shuffle(&program.events)
         return program
-    }
-}
-
-/// A small, fast, seedable generator (Steele, Lea & Flood's SplitMix64), so a failing seed replays exactly.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func nextRaw() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(nextRaw() % UInt64(range.count))
-    }
-
-    mutating func shuffle<T>(_ array: inout [T]) {
-        guard array.count > 1 else { return }
-        for index in stride(from: array.count - 1, to: 0, by: -1) {
-            array.swapAt(index, next(in: 0...index))
-        }
     }
 }
