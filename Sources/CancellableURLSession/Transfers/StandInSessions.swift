@@ -42,7 +42,4 @@ enum StandInSessions {
         for session in released { session.finishTasksAndInvalidate() }
         return session
     }
-
-    /// How many stand-ins are alive: for tests.
-    static var count: Int { entries.withLock { $0.count } }
 }

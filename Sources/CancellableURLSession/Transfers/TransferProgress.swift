@@ -49,13 +49,13 @@ public struct TransferProgress: Sendable, Equatable {
         return Double(max(0, totalBytesExpected - bytesTransferred)) / bytesPerSecond
     }
 
-    /// The same report in another phase, or with a speed.
-    func with(phase: TransferPhase? = nil, bytesPerSecond: Double?? = nil) -> TransferProgress {
+    /// The same report with a speed.
+    func with(bytesPerSecond: Double?) -> TransferProgress {
         TransferProgress(
             bytesTransferred: bytesTransferred,
             totalBytesExpected: totalBytesExpected,
-            phase: phase ?? self.phase,
-            bytesPerSecond: bytesPerSecond ?? self.bytesPerSecond
+            phase: phase,
+            bytesPerSecond: bytesPerSecond
         )
     }
 
