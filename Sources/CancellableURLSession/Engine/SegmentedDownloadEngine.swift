@@ -6,24 +6,19 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// Carries out a ``SegmentSchedule``: sends its requests, writes the bytes it admits at their offsets, watches for
-/// stalls, and ends the download.
+/// Carries out a ``DownloadMachine``: sends the requests its schedule makes, writes the bytes it admits at their
+/// offsets, watches for stalls, checks pieces and the complete file, and ends the download the way the machine says.
 ///
-/// The schedule, the file handle and the transfers' cancel closures are behind one lock. Requests are started and
+/// The machine, the file handles and the transfers' cancel closures are behind one lock. Requests are started and
 /// cancelled outside it, as are the progress reports and the ending. URLSession delivers each transfer's callbacks
 /// on the session's delegate queue, one at a time; the stall timer and a cancellation come from other threads.
 final class SegmentedDownloadEngine: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, behind its lock.
-    private enum Phase {
-        case running, finishing, stopped
-    }
-
     private struct State {
-        var schedule: SegmentSchedule
+        var machine: DownloadMachine
         var handle: FileHandle?
         /// Reads pieces back to check their digests (``DownloadIntegrity/pieces``); `nil` without them.
         var reader: FileHandle?
-        var phase = Phase.running
         /// What stops each running request.
         var cancels: [Int: @Sendable () -> Void] = [:]
         /// Requests cancelled before their cancel closure was stored.
@@ -35,6 +30,21 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var speed = TransferSpeed()
         /// What runs once the download has ended (``whenEnded(_:)``).
         var ended: (@Sendable () -> Void)?
+
+        var schedule: SegmentSchedule { machine.schedule }
+
+        /// Runs `step` on the machine, and closes the file as soon as the machine has stopped running: no byte is
+        /// written after the step that stopped it.
+        mutating func step<T>(_ step: (inout DownloadMachine) -> T) -> T {
+            let result = step(&machine)
+            if !machine.isRunning, handle != nil || reader != nil {
+                try? handle?.close()
+                try? reader?.close()
+                handle = nil
+                reader = nil
+            }
+            return result
+        }
     }
 
     private let state: Locked<State>
@@ -67,7 +77,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
-        state = Locked(State(schedule: schedule, handle: handle, reader: reader))
+        let machine = DownloadMachine(schedule: schedule, keepsBytes: resumeData != nil)
+        state = Locked(State(machine: machine, handle: handle, reader: reader))
         self.resumeData = resumeData
         self.transport = transport
         self.router = router
@@ -88,7 +99,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
         let (actions, complete) = state.withLock { state in
             state.resolver = resolver
-            return (state.schedule.begin(at: now), state.schedule.isComplete)
+            return (state.machine.begin(at: now), state.schedule.isComplete)
         }
         scheduleWatch()
         perform(actions)
@@ -97,13 +108,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             // the caller's thread. What they cost is what the download then does.
             session.delegateQueue.addOperation { [self] in
                 var failure: Error?
-                let actions = state.withLock { state -> [SegmentSchedule.Action] in
-                    guard state.phase == .running, let total = state.schedule.total else { return [] }
+                let actions = state.withLock { state -> [DownloadMachine.Action] in
+                    guard let total = state.schedule.total else { return [] }
                     do {
-                        return try check(state.schedule.completedPieces(overlapping: 0..<total), &state)
+                        return try check(state.machine.completedPieces(overlapping: 0..<total), &state)
                     } catch {
                         failure = error
-                        return state.schedule.stopAll()
+                        return []
                     }
                 }
                 perform(actions)
@@ -120,18 +131,15 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// the file: a piece that passes is final; one that fails is fetched again, and drops the mirror that wrote it.
     ///
     /// - Throws: the file system's error if a piece cannot be read: the download fails with it.
-    private func check(_ pieces: [Int], _ state: inout State) throws -> [SegmentSchedule.Action] {
+    private func check(_ pieces: [Int], _ state: inout State) throws -> [DownloadMachine.Action] {
         guard let digests = state.schedule.pieces, let total = state.schedule.total, let reader = state.reader else {
             return []
         }
-        var actions: [SegmentSchedule.Action] = []
+        var actions: [DownloadMachine.Action] = []
         for piece in pieces {
             let actual = try digests.hexDigest(of: piece, in: total, readingFrom: reader)
-            if actual == digests.sha256[piece].lowercased() {
-                state.schedule.pieceVerified(piece)
-            } else {
-                actions += state.schedule.pieceFailed(piece, at: now)
-            }
+            let passed = actual == digests.sha256[piece].lowercased()
+            actions += state.machine.piece(piece, passed: passed, at: now)
         }
         return actions
     }
@@ -143,7 +151,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             scheduleWatch()
         }
         let stopped = state.withLock { state in
-            guard state.phase == .running else { return true }
+            guard state.machine.isRunning else { return true }
             state.watch = timer
             return false
         }
@@ -164,10 +172,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Checks a response: `true` to take its body.
     func accept(_ response: URLResponse, for id: Int) -> Bool {
         let answer = RangeAnswer(response)
-        let (take, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
-            guard state.phase == .running else { return (false, []) }
-            return state.schedule.accept(answer, for: id, at: now)
-        }
+        let (take, actions) = state.withLock { $0.machine.accept(answer, for: id, at: now) }
         perform(actions)
         settle()
         return take
@@ -176,19 +181,19 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Writes what the schedule admits of `data`: `false` to stop the transfer.
     func receive(_ data: Data, for id: Int) -> Bool {
         var failure: Error?
-        let (goOn, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
-            guard state.phase == .running, let handle = state.handle else { return (false, []) }
-            let (write, goOn, actions) = state.schedule.receive(data.count, for: id, at: now)
+        let (goOn, actions) = state.withLock { state -> (Bool, [DownloadMachine.Action]) in
+            guard let handle = state.handle else { return (false, []) }
+            let (write, goOn, actions) = state.machine.receive(data.count, for: id, at: now)
             guard let write, !write.range.isEmpty else { return (goOn, actions) }
             do {
                 try handle.writeAll(data.subdata(in: write.range), at: write.offset)
                 let written = write.offset..<(write.offset + Int64(write.range.count))
-                let checked = try check(state.schedule.completedPieces(overlapping: written), &state)
+                let checked = try check(state.machine.completedPieces(overlapping: written), &state)
                 return (goOn, actions + checked)
             } catch {
-                state.schedule.unwrite(write, for: id)
+                state.machine.unwrite(write, for: id)
                 failure = error
-                return (false, actions + state.schedule.stopAll())
+                return (false, actions)
             }
         }
         perform(actions)
@@ -199,28 +204,20 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// A transfer ended: its error, if it failed.
     func complete(_ id: Int, error: Error?) {
         let fault = error.map(MirrorDropReason.failure(of:))
-        let actions = state.withLock { state -> [SegmentSchedule.Action] in
-            guard state.phase == .running else { return [] }
-            return state.schedule.end(id, fault: fault, at: now)
-        }
+        let actions = state.withLock { $0.machine.end(id, fault: fault, at: now) }
         perform(actions)
         settle()
     }
 
     /// Drops mirrors whose requests stalled or are too slow.
     private func watch() {
-        let actions = state.withLock { state -> [SegmentSchedule.Action] in
-            guard state.phase == .running else { return [] }
-            let now = now
-            var actions: [SegmentSchedule.Action] = []
-            let faults = state.schedule.tick(
+        let actions = state.withLock { state in
+            state.machine.tick(
                 by: interval,
                 stallTimeout: options.stallTimeout,
                 minimumSpeed: options.minimumBytesPerSecond,
                 at: now
             )
-            for (id, reason) in faults { actions += state.schedule.fail(id, reason, at: now) }
-            return actions + state.schedule.rest(by: interval, at: now)
         }
         perform(actions)
         settle(reporting: false)
@@ -228,10 +225,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     // MARK: Carrying out
 
-    private func perform(_ actions: [SegmentSchedule.Action]) {
+    private func perform(_ actions: [DownloadMachine.Action], _ context: Context = Context()) {
         for action in actions {
             switch action {
-            case .start(let id, let mirror, let start, let end):
+            case .transfer(.start(let id, let mirror, let start, let end)):
                 var request = requests[mirror]
                 request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -241,7 +238,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                     for: task
                 )
                 let cancelled = state.withLock { state -> Bool in
-                    if state.cancelledEarly.remove(id) != nil || state.phase != .running { return true }
+                    if state.cancelledEarly.remove(id) != nil || !state.machine.isRunning { return true }
                     state.cancels[id] = cancel
                     return false
                 }
@@ -249,13 +246,26 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 // before `resume()`, and the router would keep its transfer — and this engine — for ever.
                 task.resume()
                 if cancelled { cancel() }
-            case .cancel(let id):
+            case .transfer(.cancel(let id)):
                 let cancel = state.withLock { state in
                     let cancel = state.cancels.removeValue(forKey: id)
                     if cancel == nil { state.cancelledEarly.insert(id) }
                     return cancel
                 }
                 cancel?()
+            case .stop:
+                stopWatching()
+                cancelAll()
+            case .verify:
+                verify(context)
+            case .end(let ending):
+                end(ending, context)
+            case .keepLater(let kept):
+                session.delegateQueue.addOperation { [self] in keep(kept) }
+            case .remove:
+                partial.remove()
+            case .finish:
+                publish(nil)
             }
         }
     }
@@ -264,68 +274,45 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// ends the download once it is complete or no mirror is left.
     private func settle(reporting: Bool = true) {
         let reports = reporting && progress != nil
-        let (snapshot, ending) = state.withLock { state -> (SegmentedDownloadProgress?, Ending?) in
-            let running = state.phase == .running
-            let ends = running && (state.schedule.isComplete || state.schedule.isStranded)
+        let (snapshot, outlook, actions) = state.withLock {
+            state -> (SegmentedDownloadProgress?, DownloadMachine.Outlook, [DownloadMachine.Action]) in
+            let outlook = state.machine.outlook
             // Built only when someone reads it: this runs for every piece of every body. Once the download has
             // stopped or is finishing, a late callback of a transfer being stopped reports nothing.
             var snapshot: SegmentedDownloadProgress?
-            if (reports && running) || ends {
+            if (reports && state.machine.isRunning) || outlook != .goingOn {
                 state.speed.record(total: state.schedule.written, at: now)
                 snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
             }
-            guard running else { return (snapshot, nil) }
-            if state.schedule.isComplete {
-                state.phase = .finishing
-                try? state.handle?.close()
-                try? state.reader?.close()
-                state.handle = nil
-                state.reader = nil
-                state.schedule.stopAll()
-                return (snapshot, .complete(state.resolver))
-            }
-            if state.schedule.isStranded {
-                return (snapshot, .stranded)
-            }
-            return (snapshot, nil)
+            return (snapshot, outlook, outlook == .complete ? state.step { $0.complete() } : [])
         }
         if reports, let snapshot { progress?(snapshot) }
-        switch (ending, snapshot) {
-        case (.complete(let resolver?), let snapshot?):
-            stopWatching()
-            // Requests still running fetch nothing the file needs (a range past its end, an end game's loser): they
-            // stop now, and each hands its transfer back as it completes.
-            cancelAll()
-            finish(snapshot, resolver, reporting: reports)
-        case (.stranded, let snapshot?):
+        if outlook == .stranded, let snapshot {
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
-        default:
-            break
         }
+        perform(actions, Context(snapshot: snapshot, reporting: reports))
     }
 
-    private enum Ending {
-        case complete(DecidingResolver<SegmentedDownloadResult>?)
-        case stranded
+    /// What the actions of one step need beside the machine's word.
+    private struct Context {
+        /// The progress the step was taken on: what a complete download is checked against and fulfills with.
+        var snapshot: SegmentedDownloadProgress?
+        /// Whether the progress closure hears of the phases (only on the delegate queue).
+        var reporting = false
+        /// What the promise settles with, if the step ends the download.
+        var outcome: Result<SegmentedDownloadResult>?
     }
 
-    /// Checks the complete file, then — unless a cancellation came first — moves it into place and fulfills.
-    ///
-    /// With `reporting` (on the delegate queue), it tells the progress closure when it verifies and when it moves the
-    /// file into place.
-    private func finish(
-        _ snapshot: SegmentedDownloadProgress,
-        _ resolver: DecidingResolver<SegmentedDownloadResult>,
-        reporting: Bool
-    ) {
-        let report = { (phase: TransferPhase) in if reporting { self.progress?(snapshot.with(phase: phase)) } }
+    /// Checks the complete file's length and digest, and hands the verdict to the machine.
+    private func verify(_ context: Context) {
+        guard let snapshot = context.snapshot else { return }
         let total = snapshot.totalBytes ?? 0
         var outcome: Result<SegmentedDownloadResult>
         do {
             let size = try PartialFile.size(of: partial.url)
             if size != total { throw DownloadIntegrityError.lengthMismatch(expected: total, actual: size) }
             if let integrity {
-                report(.verifying)
+                if context.reporting { progress?(snapshot.with(phase: .verifying)) }
                 try integrity.verify(fileAt: partial.url)
             }
             outcome = .fulfilled(
@@ -334,89 +321,61 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         } catch {
             outcome = .rejected(error)
         }
+        var passed = false
+        if case .fulfilled = outcome { passed = true }
+        let actions = state.withLock { $0.step { $0.verified(passed: passed) } }
+        var context = context
+        context.outcome = outcome
+        perform(actions, context)
+    }
+
+    /// Settles the promise with `context`'s outcome, carrying out the file's fate first — unless a cancellation came
+    /// first: then the fate that cancellation gives it.
+    private func end(_ ending: DownloadMachine.Ending, _ context: Context) {
+        guard let outcome = context.outcome, let resolver = state.withLock({ $0.resolver }) else { return }
+        var ending = ending
+        // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
+        if case .keep = ending.fate, !partial.flush() {
+            ending = DownloadMachine.Ending(fulfills: false, fate: .remove, keptIfPaused: nil)
+        }
         let decision = resolver.decide {
-            if case .fulfilled = outcome {
-                report(.movingIntoPlace)
+            switch ending.fate {
+            case .commit:
+                if context.reporting, let snapshot = context.snapshot {
+                    progress?(snapshot.with(phase: .movingIntoPlace))
+                }
                 do { try partial.commit() } catch { return .rejected(error) }
-            } else {
+            case .keep(let kept):
+                keep(kept, flushed: true)
+            case .remove:
                 partial.remove()
+                publish(nil)
             }
             return outcome
         }
-        if case .cancelled(let reason) = decision {
-            // A pause that came as the file was completed keeps it whole, unless it failed its check.
-            if reason == .paused, resumeData != nil, case .fulfilled = outcome, let total = snapshot.totalBytes {
-                partial.flush()
-                keep(total > 0 ? [0..<total] : [], of: total, validator: state.withLock { $0.schedule.validator })
-                return
-            }
-            partial.remove()
-        }
-        publish(nil)
-    }
-
-    /// Stops every request and rejects with `error`, unless a cancellation came first. A resumable download that
-    /// lost every mirror keeps its bytes, once they are flushed to disk.
-    private func fail(_ error: Error) {
-        let keeps = resumeData != nil && error is SegmentedDownloadError
-        guard let (resolver, stopped) = stop(keeping: keeps), let resolver else { return }
-        stopWatching()
-        cancelAll()
-        // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
-        let kept = stopped.flatMap { partial.flush() ? $0 : nil }
-        // What is kept, and its resume data, are settled before the promise rejects.
-        let settle = { (keeping: Kept?) in
-            if let keeping {
-                self.keep(keeping.ranges, of: keeping.total, validator: keeping.validator)
-            } else {
-                self.partial.remove()
-                self.publish(nil)
-            }
-        }
-        switch resolver.decide({
-            settle(kept); return .rejected(error)
-        }) {
+        switch decision {
         case .resolved:
-            break
+            // A committed file has no resume data: said once the promise is fulfilled.
+            if ending.fate == .commit { publish(nil) }
         case .cancelled(let reason):
-            // Its cancel handler removed the file already, unless it is a pause: that keeps what this failure kept.
-            settle(reason == .paused ? kept : nil)
-        case .resolvedAlready:
-            settle(nil)
-        }
-    }
-
-    /// What a stopped download keeps: the ranges written of a file of `total` bytes (`nil` if the length is not
-    /// known), identified by `validator`.
-    private struct Kept {
-        var ranges: [Range<Int64>]
-        var total: Int64?
-        var validator: DownloadResumeData.Validator?
-    }
-
-    /// Stops the download if it is running: no byte is written after it returns. If `keeping`, what the file holds
-    /// is returned, to keep once it is flushed to disk — which the caller does, outside the lock every callback needs.
-    ///
-    /// - Returns: `nil` if the download had already stopped or was ending; else the resolver, and what is kept.
-    private func stop(keeping: Bool) -> (DecidingResolver<SegmentedDownloadResult>?, Kept?)? {
-        state.withLock { state in
-            guard state.phase == .running else { return nil }
-            state.phase = .stopped
-            var kept: Kept?
-            if keeping {
-                kept = Kept(
-                    ranges: state.schedule.keptRanges,
-                    total: state.schedule.total,
-                    validator: state.schedule.validator
-                )
+            switch ending.fateIfCancelled(by: reason) {
+            case .keep(let kept):
+                keep(kept, flushed: ending.fate == .keep(kept))
+            case .commit, .remove:
+                partial.remove()
+                publish(nil)
             }
-            try? state.handle?.close()
-            try? state.reader?.close()
-            state.handle = nil
-            state.reader = nil
-            state.schedule.stopAll()
-            return (state.resolver, kept)
+        case .resolvedAlready:
+            partial.remove()
+            publish(nil)
         }
+    }
+
+    /// Stops every request and rejects with `error`, unless the download has stopped already. A resumable download
+    /// that lost every mirror keeps its bytes, once they are flushed to disk.
+    private func fail(_ error: Error) {
+        let actions = state.withLock { $0.step { $0.fail(mendable: error is SegmentedDownloadError) } }
+        perform(actions, Context(outcome: .rejected(error)))
     }
 
     /// What resumes the download from the bytes on disk now, while it goes on; `nil` unless it is running and its
@@ -428,17 +387,14 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// (``SegmentSchedule/drop(_:_:at:)``) or a failed piece (``SegmentSchedule/pieceFailed(_:at:)``) distrusts
     /// them, and then with bytes of the same file: what the resume data names stays on disk.
     func checkpoint() -> SegmentedDownloadResumeData? {
-        guard resumeData != nil else { return nil }
-        let kept = state.withLock { state -> Kept? in
-            guard state.phase == .running else { return nil }
-            return Kept(
-                ranges: state.schedule.keptRanges,
-                total: state.schedule.total,
-                validator: state.schedule.validator
-            )
-        }
-        guard let kept, partial.flush() else { return nil }
-        return try? SegmentedDownloadResumeData(
+        guard let kept = state.withLock({ $0.machine.checkpoint }), partial.flush() else { return nil }
+        return resumeData(naming: kept)
+    }
+
+    /// The resume data naming `kept`, through the checks decoded resume data gets, so that the library never hands
+    /// out data it would refuse; `nil` if those fail.
+    private func resumeData(naming kept: DownloadMachine.Kept) -> SegmentedDownloadResumeData? {
+        try? SegmentedDownloadResumeData(
             mirrors: requests.map { $0.url! },
             destination: partial.destination,
             partialFile: partial.url,
@@ -449,19 +405,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         )
     }
 
-    /// Keeps the partial file for a resume, and publishes its resume data — through the checks decoded resume data
-    /// gets, so that the library never hands out data it would refuse; if those fail, removes the file instead.
-    private func keep(_ ranges: [Range<Int64>], of total: Int64?, validator: DownloadResumeData.Validator?) {
-        let data = try? SegmentedDownloadResumeData(
-            mirrors: requests.map { $0.url! },
-            destination: partial.destination,
-            partialFile: partial.url,
-            totalBytes: total,
-            validator: validator,
-            keptRanges: total == nil ? [] : ranges,
-            integrity: integrity
-        )
-        if data == nil { partial.remove() }
+    /// Keeps the partial file for a resume once it is flushed (unless `flushed` already), and publishes its resume
+    /// data; removes the file instead if it cannot be flushed or named.
+    private func keep(_ kept: DownloadMachine.Kept, flushed: Bool = false) {
+        guard flushed || partial.flush(), let data = resumeData(naming: kept) else {
+            partial.remove()
+            return publish(nil)
+        }
         publish(data)
     }
 
@@ -476,6 +426,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         PartialFile.release(partial.url)  // held since the download was made
         resumeData?(data)
         state.withLock { state in
+            state.machine.finished()
             defer { state.ended = nil }
             return state.ended
         }?()
@@ -489,30 +440,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// here, and on the session's delegate queue — not on the caller's thread, usually the main thread — flushes the
     /// file and publishes the resume data.
     func cancel(_ reason: CancellationReason) {
-        let pausing = reason == .paused && resumeData != nil
-        guard let (_, stopped) = stop(keeping: pausing) else {
-            // The download was already ending: that ending loses its decision to this cancellation, and removes the
-            // file too — after the promise has rejected. Removed now, unless a pause keeps it.
-            if !pausing { partial.remove() }
-            return
-        }
-        if let stopped {
-            stopWatching()
-            cancelAll()
-            session.delegateQueue.addOperation { [self] in
-                // Bytes that cannot be flushed are not kept: resume data would name bytes a power loss can take.
-                guard partial.flush() else {
-                    partial.remove()
-                    return publish(nil)
-                }
-                keep(stopped.ranges, of: stopped.total, validator: stopped.validator)
-            }
-            return
-        }
-        partial.remove()  // first: the promise is already rejected, and nothing writes to the file any more
-        stopWatching()
-        cancelAll()
-        publish(nil)
+        perform(state.withLock { $0.step { $0.cancel(reason) } })
     }
 
     /// Cancels every running request.
