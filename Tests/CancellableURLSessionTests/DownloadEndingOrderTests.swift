@@ -169,7 +169,11 @@ import FoundationNetworking
             ? suite.session.resumableDownload(from: server.url("/file"), to: destination) {
                 progress($0.bytesTransferred)
             }
-            : suite.session.resumableSegmentedDownload(from: [server.url("/file")], to: destination) {
+            : suite.session.resumableSegmentedDownload(
+                from: [server.url("/file")],
+                to: destination,
+                options: Self.patient
+            ) {
                 progress($0.bytesWritten)
             }
         #expect(await reached.opened(within: .seconds(40)), "the first download got under way")
@@ -183,6 +187,14 @@ import FoundationNetworking
         }
         return try #require(await (download as! SegmentedDownload).pause().async())
     }
+
+    /// Options under which a mirror that holds its connection open is never dropped for a stall: the server stalls each
+    /// download where the test ends it, and on a loaded machine the default stall timeout (10 s) ended some first.
+    static let patient: SegmentedDownloadOptions = {
+        var options = SegmentedDownloadOptions()
+        options.stallTimeout = 3_600
+        return options
+    }()
 
     private func makeDownload(
         _ kind: Kind,
@@ -208,12 +220,20 @@ import FoundationNetworking
                 await download.resumeData.async().map { ($0.partialFile.lastPathComponent, $0.bytesKept, $0.bytesKept) }
             }
         case .segmented:
-            return Running(session.segmentedDownload(from: [url], to: destination) { progress($0.bytesWritten) })
+            return Running(
+                session.segmentedDownload(from: [url], to: destination, options: Self.patient) {
+                    progress($0.bytesWritten)
+                }
+            )
         case .resumableSegmented, .resumedSegmented:
             let download =
                 kind == .resumableSegmented
-                ? session.resumableSegmentedDownload(from: [url], to: destination) { progress($0.bytesWritten) }
-                : session.resumeSegmentedDownload(saved as! SegmentedDownloadResumeData) { progress($0.bytesWritten) }
+                ? session.resumableSegmentedDownload(from: [url], to: destination, options: Self.patient) {
+                    progress($0.bytesWritten)
+                }
+                : session.resumeSegmentedDownload(saved as! SegmentedDownloadResumeData, options: Self.patient) {
+                    progress($0.bytesWritten)
+                }
             return Running(download.promise, isResumeDataOut: { download.resumeData.isResolved }) {
                 await download.resumeData.async().map {
                     ($0.partialFile.lastPathComponent, $0.bytesKept, $0.keptRanges.last?.upperBound ?? 0)
