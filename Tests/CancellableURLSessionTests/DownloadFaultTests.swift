@@ -14,7 +14,8 @@ import FoundationNetworking
 /// Every fault a download meets, at every point of its life: a new download, one resumed after a pause, one resumed
 /// after two. Each case checks the promise, the resume data, the partial file on disk byte for byte, that nothing
 /// stray is left in the directory — and then resumes from a healthy server, which must send exactly the bytes that
-/// were not kept. The expectations are one table, ``Fault/ending``: the endings table of the downloads article.
+/// were not kept. The expectations are one table, ``Fault/ending``: the endings table of the article
+/// PausingAndResumingDownloads.md.
 @Suite struct DownloadFaultTests {
     static let size = 512 * 1_024
     static var body: Data { DownloadIntegrationTests.payload(size) }
@@ -315,7 +316,7 @@ private struct Scene {
         switch fault {
         case .refused: request.url = refusing.url("/file")
         case .dnsFailure: request.url = URL(string: "http://nonexistent.invalid/file")
-        case .stallPastTimeoutInterval: request.timeoutInterval = 1  // whole seconds: see the downloads article
+        case .stallPastTimeoutInterval: request.timeoutInterval = 1  // whole seconds: see the timeouts article
         default: break
         }
         guard let saved else {
