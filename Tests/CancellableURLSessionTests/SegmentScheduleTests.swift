@@ -354,6 +354,26 @@ import Testing
         #expect(patient.mirrors[0].dropped == nil && patient.mirrors[0].resting == 601)
     }
 
+    /// The policy a single-URL download takes backs each rest off by the faults forgiven in a row before it.
+    @Test func eachRestIsTheDelayBackedOffByTheFaultsForgivenInARow() {
+        var options = Self.retrying(3)
+        options.retrying = DownloadRetryPolicy(retries: 3, delay: 1, backoff: 3)
+        var schedule = SegmentSchedule(mirrors: 1, options: options)
+        var transfer = Self.started(schedule.begin(at: 0))[0]
+        var rests: [TimeInterval] = []
+        for _ in 1...3 {
+            _ = schedule.fail(transfer.id, .status(503), at: 0)
+            rests.append(schedule.mirrors[0].resting)
+            var next: [(id: Int, mirror: Int, start: Int64, end: Int64)] = []
+            while next.isEmpty { next = Self.started(schedule.rest(by: 1, at: 0)) }
+            transfer = next[0]
+        }
+        // 1, 3 and 9 s, each plus one period of the 1 s watch clock; the fourth fault drops the mirror.
+        #expect(rests == [2, 4, 10])
+        _ = schedule.fail(transfer.id, .status(503), at: 0)
+        #expect(schedule.mirrors[0].dropped == .status(503))
+    }
+
     @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
         for fault in [
             MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL, description: "bad"),

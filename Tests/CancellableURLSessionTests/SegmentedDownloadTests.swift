@@ -449,13 +449,14 @@ import FoundationNetworking
             )
             #expect(error as? SegmentedDownloadError == .invalidOptions(reason))
         }
-        for (retries, delay, reason) in [
-            (-1, 1.0, "retriesPerMirror -1 is not 0...1000"), (1, -1, "retryDelay -1.0 is not 0...86400 seconds"),
-            (1, .nan, "retryDelay nan is not 0...86400 seconds"),
+        for (retries, delay, backoff, reason) in [
+            (-1, 1.0, 1.0, "retrying: retries -1 is not 0...1000"),
+            (1, -1, 1, "retrying: delay -1.0 is not 0...86400 seconds"),
+            (1, .nan, 1, "retrying: delay nan is not 0...86400 seconds"),
+            (1, 1, 0.5, "retrying: backoff 0.5 is not 1...10"),
         ] {
             var options = SegmentedDownloadOptions()
-            options.retriesPerMirror = retries
-            options.retryDelay = delay
+            options.retrying = DownloadRetryPolicy(retries: retries, delay: delay, backoff: backoff)
             let error = await failure(
                 of: session.segmentedDownload(from: mirror, to: directory.destination, options: options)
             )

@@ -81,8 +81,8 @@ struct SegmentSchedule: Sendable {
     let minimumSplit: Int64
     let connectionsPerMirror: Int
     let endGame: Bool
-    let retriesPerMirror: Int
-    let retryDelay: TimeInterval
+    /// How each mirror's faults that may pass are forgiven.
+    let retrying: DownloadRetryPolicy
     /// The period of the watch clock that counts rests down (``rest(by:at:)``).
     let watchPeriod: TimeInterval
 
@@ -119,8 +119,7 @@ struct SegmentSchedule: Sendable {
         minimumSplit = options.minimumSplitSize
         connectionsPerMirror = options.connectionsPerMirror
         endGame = options.endGame
-        retriesPerMirror = options.retriesPerMirror
-        retryDelay = options.retryDelay
+        retrying = options.retrying
         watchPeriod = options.watchPeriod
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
@@ -416,9 +415,10 @@ struct SegmentSchedule: Sendable {
     static let longestRetryAfter: TimeInterval = 300
 
     /// Transfer `id` failed for `reason`. A fault that may pass (``MirrorDropReason/isTransient``), within
-    /// ``retriesPerMirror`` in a row, stops only this transfer — its segment goes to the others, or back to its mirror
-    /// once the mirror has rested ``retryDelay``, or `retryAfter` (the server's `Retry-After`) if that is longer —;
-    /// any other drops the mirror, and so does a `retryAfter` over ``longestRetryAfter``.
+    /// ``retrying``'s retries in a row, stops only this transfer — its segment goes to the others, or back to its
+    /// mirror once the mirror has rested as the policy says (its delay, backed off by the faults forgiven in a row
+    /// before), or `retryAfter` (the server's `Retry-After`) if that is longer —; any other drops the mirror, and so
+    /// does a `retryAfter` over ``longestRetryAfter``.
     mutating func fail(
         _ id: Int,
         _ reason: MirrorDropReason,
@@ -427,10 +427,9 @@ struct SegmentSchedule: Sendable {
     ) -> [Action] {
         guard let transfer = transfers[id] else { return [] }
         let mirror = transfer.mirror
-        guard reason.isTransient, mirrors[mirror].faultsInARow < retriesPerMirror,
-            (retryAfter ?? 0) <= Self.longestRetryAfter
+        guard reason.isTransient, mirrors[mirror].faultsInARow < retrying.retries,
+            let rest = retrying.delay(before: mirrors[mirror].faultsInARow + 1, retryAfter: retryAfter)
         else { return drop(mirror, reason, at: now) }
-        let rest = max(retryDelay, retryAfter ?? 0)
         mirrors[mirror].faultsInARow += 1
         mirrors[mirror].retries += 1
         mirrors[mirror].lastRetriedFault = reason

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Why a segmented download stopped using a mirror. A mirror is dropped at its first fault — or, for a fault that may
-/// pass (``isTransient``), at the first after ``SegmentedDownloadOptions/retriesPerMirror`` forgiven in a row; its
+/// pass (``isTransient``), at the first after those ``SegmentedDownloadOptions/retrying`` forgives in a row; its
 /// segment goes to the other mirrors.
 ///
 /// ```swift
@@ -57,7 +57,7 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// Whether the fault may pass, so that a mirror can be asked again
-    /// (``SegmentedDownloadOptions/retriesPerMirror``): its connection was lost, refused or timed out, its host not
+    /// (``SegmentedDownloadOptions/retrying``): its connection was lost, refused or timed out, its host not
     /// found, its server gave no answer (``transferFailed(_:description:)``); it stalled, or its body ended early; or
     /// it answered `408`, `429`, `500`, `502`, `503` or `504`. A mirror that serves another file, cannot serve ranges,
     /// is too slow or sent a bad piece will do so again: those faults do not pass.

@@ -15,7 +15,7 @@ public struct MirrorStatus: Sendable, Hashable {
     public let bytesPerSecond: Double?
     /// Why it was dropped, if it was.
     public let dropped: MirrorDropReason?
-    /// How many of its faults were forgiven (``SegmentedDownloadOptions/retriesPerMirror``): each stopped one request,
+    /// How many of its faults were forgiven (``SegmentedDownloadOptions/retrying``): each stopped one request,
     /// whose bytes left were asked for again.
     public let retries: Int
     /// The latest fault it was forgiven, if any.

@@ -11,8 +11,8 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
     /// An option is out of range: the reason names it (``SegmentedDownloadOptions/segmentSize`` and
     /// ``SegmentedDownloadOptions/minimumSplitSize`` 1 byte to 1 PiB, ``SegmentedDownloadOptions/connectionsPerMirror``
     /// 1 to 64, ``SegmentedDownloadOptions/stallTimeout`` and ``SegmentedDownloadOptions/minimumBytesPerSecond``
-    /// positive, ``SegmentedDownloadOptions/retriesPerMirror`` 0 to 1,000, ``SegmentedDownloadOptions/retryDelay`` 0
-    /// to 86,400 seconds).
+    /// positive, ``SegmentedDownloadOptions/retrying`` as ``DownloadRetryPolicy`` says: retries 0 to 1,000, a delay
+    /// of 0 to 86,400 seconds, a back-off of 1 to 10).
     case invalidOptions(String)
     /// The session delivers no bytes as they arrive, which segments need: it has a delegate of your own. Use a
     /// session without a delegate (such as `URLSession.shared`), or one made by

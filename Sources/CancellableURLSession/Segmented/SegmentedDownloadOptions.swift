@@ -6,7 +6,7 @@ public import Foundation
 /// var options = SegmentedDownloadOptions()
 /// options.segmentSize = 4 * 1_048_576      // fewer, larger requests
 /// options.minimumBytesPerSecond = 65_536   // a mirror slower than 64 KiB/s gives its segment to another
-/// options.retriesPerMirror = 3             // a dropped connection or a 503 is forgiven three times in a row
+/// options.retrying = DownloadRetryPolicy(retries: 3)   // a dropped connection or a 503: forgiven 3 times in a row
 /// session.segmentedDownload(from: mirrors, to: file, options: options)
 /// ```
 public struct SegmentedDownloadOptions: Sendable, Hashable {
@@ -29,18 +29,38 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
     /// segment to another mirror and its mirror is dropped — as long as another mirror is left. `nil` (the default):
     /// no speed floor.
     public var minimumBytesPerSecond: Int64?
-    /// How many faults in a row that may pass (``MirrorDropReason/isTransient``: a connection lost or refused, a
-    /// timeout, a stall, a body cut short, `408`, `429`, `500`, `502`, `503`, `504`) a mirror is forgiven before it is
-    /// dropped (aria2's `--max-tries`, less one). A forgiven fault stops only the request it hit: its segment goes to
-    /// the other mirrors, or back to this one after ``retryDelay``, from the bytes already written. Each segment the
-    /// mirror then completes starts the count again. Any other fault drops the mirror at once. Default: 0, every
-    /// fault drops its mirror.
-    public var retriesPerMirror = 0
-    /// How long a mirror rests after a forgiven fault before it is sent another request, in seconds (aria2's
-    /// `--retry-wait`); longer if the server's `Retry-After` (seconds, or an HTTP date) asks for longer, up to five
-    /// minutes — a mirror that asks for more is dropped. Measured by the stall watch, whose period is a quarter of
-    /// ``stallTimeout`` up to a second, so the rest lasts up to one period longer. Default: 1.
-    public var retryDelay: TimeInterval = 1
+    /// How a mirror's faults that may pass (``MirrorDropReason/isTransient``: a connection lost or refused, a
+    /// timeout, a stall, a body cut short, `408`, `429`, `500`, `502`, `503`, `504`) are forgiven — the policy a
+    /// single-URL download takes as `retrying:`, applied to each mirror. A forgiven fault stops only the request it hit:
+    /// its segment goes to the other mirrors, or back to this one once it has rested (``DownloadRetryPolicy/delay``
+    /// times ``DownloadRetryPolicy/backoff`` to the power of the faults it was forgiven in a row before, or longer if
+    /// the server's `Retry-After` asks, up to five minutes — a mirror that asks for more is dropped), from the bytes
+    /// already written. Each segment the mirror then completes starts the count again. Any other fault, and one past
+    /// ``DownloadRetryPolicy/retries`` in a row, drops the mirror (aria2's `--max-tries`, less one, and
+    /// `--retry-wait`). Rests are measured by the stall watch, whose period is a quarter of ``stallTimeout`` up to a
+    /// second, so a rest lasts up to one period longer.
+    ///
+    /// ```swift
+    /// var options = SegmentedDownloadOptions()
+    /// options.retrying = DownloadRetryPolicy(retries: 3, delay: 1, backoff: 2)   // rests of 1, 2 and 4 seconds
+    /// ```
+    ///
+    /// Default: no retry (every fault drops its mirror), a delay of 1 second, no back-off.
+    public var retrying = DownloadRetryPolicy(retries: 0, delay: 1, backoff: 1)
+
+    /// How many faults in a row that may pass a mirror is forgiven before it is dropped: ``retrying``'s
+    /// ``DownloadRetryPolicy/retries``. Default: 0, every fault drops its mirror.
+    public var retriesPerMirror: Int {
+        get { retrying.retries }
+        set { retrying.retries = newValue }
+    }
+
+    /// How long a mirror rests after its first forgiven fault before it is sent another request, in seconds:
+    /// ``retrying``'s ``DownloadRetryPolicy/delay``. Default: 1.
+    public var retryDelay: TimeInterval {
+        get { retrying.delay }
+        set { retrying.delay = newValue }
+    }
 
     /// The default options.
     public init() {}
@@ -61,8 +81,7 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
         }
         if !(stallTimeout > 0 && stallTimeout.isFinite) { return "stallTimeout \(stallTimeout) is not positive" }
         if let floor = minimumBytesPerSecond, floor <= 0 { return "minimumBytesPerSecond \(floor) is not positive" }
-        if !(0...1_000).contains(retriesPerMirror) { return "retriesPerMirror \(retriesPerMirror) is not 0...1000" }
-        if !(retryDelay >= 0 && retryDelay <= 86_400) { return "retryDelay \(retryDelay) is not 0...86400 seconds" }
+        if let problem = retrying.problem { return "retrying: \(problem)" }
         return nil
     }
 }

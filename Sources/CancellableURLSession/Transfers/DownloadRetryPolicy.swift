@@ -1,8 +1,9 @@
 public import Foundation
 
-/// How a single-URL download forgives faults that may pass — a connection lost, refused or timed out, a body cut
-/// short, `408`, `429`, `500`, `502`, `503`, `504` (the faults ``MirrorDropReason/isTransient`` names) — by asking
-/// again after a pause, as a segmented download does with ``SegmentedDownloadOptions/retriesPerMirror``.
+/// How a download forgives faults that may pass — a connection lost, refused or timed out, a body cut short, `408`,
+/// `429`, `500`, `502`, `503`, `504` (the faults ``MirrorDropReason/isTransient`` names) — by asking again after a
+/// pause: a single-URL download takes it as `retrying:`, a segmented one applies it to each mirror
+/// (``SegmentedDownloadOptions/retrying``).
 ///
 /// ```swift
 /// let patient = DownloadRetryPolicy(retries: 5, delay: 1, backoff: 2)   // after 1, 2, 4, 8 and 16 seconds

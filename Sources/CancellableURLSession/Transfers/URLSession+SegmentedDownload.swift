@@ -35,8 +35,8 @@ extension URLSession {
     ///   (``SegmentedDownloadOptions/minimumBytesPerSecond``) is dropped, and its segment goes to the others. The
     ///   bytes it wrote into that segment are kept only if its response repeated the first mirror's strong
     ///   validator; otherwise they are fetched again. A fault that may pass (``MirrorDropReason/isTransient``) is
-    ///   forgiven ``SegmentedDownloadOptions/retriesPerMirror`` times in a row (none by default): it stops only the
-    ///   request it hit, and the mirror is asked again after ``SegmentedDownloadOptions/retryDelay``.
+    ///   forgiven as ``SegmentedDownloadOptions/retrying`` says (not at all by default): it stops only the request it
+    ///   hit, and the mirror is asked again once it has rested.
     /// - Before the promise fulfills, the file's length is checked, and `integrity` if given (a SHA-256 catches
     ///   mirrors that agree on the length and validator but serve other bytes). An `integrity` with a length also
     ///   drops any mirror that announces another, the first to answer included: without one, the first answer sets

@@ -74,8 +74,7 @@ func snippet_DownloadingFromManyMirrors_7() async throws {
     let session = URLSession.withProgressReporting()
     var options = SegmentedDownloadOptions()
     options.connectionsPerMirror = 4
-    options.retriesPerMirror = 3
-    options.retryDelay = 2
+    options.retrying = DownloadRetryPolicy(retries: 3, delay: 2, backoff: 2)   // rests of 2, 4 and 8 s
     session.segmentedDownload(from: [primary], to: file, options: options)
         .done { result in show("\(result.mirrors[0].retries) faults forgiven") }
         .catch { show($0) }
