@@ -26,6 +26,8 @@ let package = Package(
         .executable(name: "allocation-budgets", targets: ["AllocationBudgets"]),
         .executable(name: "testing-scenarios", targets: ["TestingScenarios"]),
         .executable(name: "download-benchmark", targets: ["DownloadBenchmark"]),
+        .executable(name: "line-rate", targets: ["LineRate"]),
+        .executable(name: "download-client", targets: ["DownloadClient"]),
     ],
     dependencies: [
         .package(name: "PromiseCore", path: ".."),
@@ -76,6 +78,14 @@ let package = Package(
                 .product(name: "Cancellable", package: "PromiseCore"),
                 .product(name: "CancellableURLSession", package: "PromiseCore"),
             ]
+        ),
+        // The download module at line rate from a local nginx, next to curl, aria2c and a bare URLSession download
+        // task, each a process of its own started by `line-rate`. Depending on the client builds it with the
+        // harness, which runs the binary beside its own.
+        .executableTarget(name: "LineRate", dependencies: ["DownloadClient"]),
+        .executableTarget(
+            name: "DownloadClient",
+            dependencies: [.product(name: "CancellableURLSession", package: "PromiseCore")]
         ),
     ] + baselineTargets,
     swiftLanguageModes: [.v6]
