@@ -97,11 +97,16 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// Sends the first requests and starts watching for stalls.
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
-        let (actions, complete) = state.withLock { state in
+        let (actions, complete, snapshot) = state.withLock { state in
             state.resolver = resolver
-            return (state.machine.begin(at: now), state.schedule.isComplete)
+            let snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
+            return (state.machine.begin(at: now), state.schedule.isComplete, snapshot)
         }
         scheduleWatch()
+        if let progress, !actions.isEmpty {
+            // Said before the first request is sent, on the delegate queue: it comes before any of their callbacks.
+            session.delegateQueue.addOperation { progress(snapshot.with(phase: .connecting)) }
+        }
         perform(actions)
         if state.withLock({ $0.schedule.pieces != nil }) {
             // The pieces a resumed download kept whole are checked before they count: on the delegate queue, not on
