@@ -40,3 +40,8 @@ public struct HTTPStatusError: Error, @unchecked Sendable, CustomStringConvertib
         "HTTP \(statusCode) from \(response.url?.absoluteString ?? "?") (\(body.count) body bytes)"
     }
 }
+
+extension HTTPStatusError: LocalizedError {
+    /// The same sentence as `description`, for `localizedDescription`: what an app shows or logs.
+    public var errorDescription: String? { description }
+}

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a download was not the file its ``DownloadIntegrity`` described.
 ///
@@ -29,4 +29,9 @@ public enum DownloadIntegrityError: Error, Sendable, Hashable, CustomStringConve
             "The expected integrity cannot be checked: \(problem)."
         }
     }
+}
+
+extension DownloadIntegrityError: LocalizedError {
+    /// The same sentence as `description`, for `localizedDescription`: what an app shows or logs.
+    public var errorDescription: String? { description }
 }

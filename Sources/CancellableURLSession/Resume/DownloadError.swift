@@ -90,3 +90,8 @@ public enum DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
 /// The name of ``DownloadError`` until 0.2: rename it where you match it.
 @available(*, deprecated, renamed: "DownloadError")
 public typealias DownloadResumeError = DownloadError
+
+extension DownloadError: LocalizedError {
+    /// The same sentence as `description`, for `localizedDescription`: what an app shows or logs.
+    public var errorDescription: String? { description }
+}

@@ -89,3 +89,8 @@ public enum MirrorDropReason: Error, Sendable, Hashable, CustomStringConvertible
         .dnsLookupFailed, .resourceUnavailable, .badServerResponse, .unknown,
     ]
 }
+
+extension MirrorDropReason: LocalizedError {
+    /// The same sentence as `description`, for `localizedDescription`: what an app shows or logs.
+    public var errorDescription: String? { description }
+}

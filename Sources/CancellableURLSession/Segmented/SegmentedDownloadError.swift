@@ -35,3 +35,8 @@ public enum SegmentedDownloadError: Error, Sendable, Hashable, CustomStringConve
         }
     }
 }
+
+extension SegmentedDownloadError: LocalizedError {
+    /// The same sentence as `description`, for `localizedDescription`: what an app shows or logs.
+    public var errorDescription: String? { description }
+}

@@ -5,8 +5,9 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// The stand-in sessions of sessions without a delegate (``Transport``): one per session, made when its first
-/// transfer starts, with the library's router as its delegate.
+/// The stand-in sessions of sessions without a delegate of the app's own (``Transport``): one per session, made when
+/// its first transfer that needs one starts, with the library's router as its delegate and the session's configuration
+/// and delegate queue.
 ///
 /// A stand-in lives as long as the session it stands in for: it is let go of — invalidated once its transfers have
 /// finished — the next time a stand-in is looked up after that session was released. `URLSession.shared` is never
@@ -35,7 +36,12 @@ enum StandInSessions {
                 entries[key] = nil
             }
             if let entry = entries[ObjectIdentifier(owner)], entry.owner === owner { return (entry.session, released) }
-            let standIn = URLSession.withProgressReporting(configuration: owner.configuration)
+            // On the owner's delegate queue: where the app expects its progress closures (and its chains without
+            // `on:`, if it gave the main queue) to run.
+            let standIn = URLSession.withProgressReporting(
+                configuration: owner.configuration,
+                delegateQueue: owner.delegateQueue
+            )
             entries[ObjectIdentifier(owner)] = Entry(owner: owner, session: standIn)
             return (standIn, released)
         }

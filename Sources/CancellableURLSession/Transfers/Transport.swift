@@ -18,6 +18,9 @@ import FoundationNetworking
 ///   (``StandInSessions``). So every kind of transfer streams on these sessions too: live progress, downloads
 ///   written to their partial file as bytes arrive, and nothing written elsewhere — a download task on
 ///   swift-corelibs-foundation leaves what it received in the temporary directory when it is cancelled.
+/// - A download that makes requests after it has started — a segmented one, one that retries — runs on the stand-in
+///   of any of those sessions, on every platform (``URLSession/lastingTransport``): the app may invalidate its
+///   session right after starting it.
 /// - A session with a delegate of the app's own: that session, without a router. Its transfers use completion
 ///   handlers, so that the app's delegate keeps answering its challenges (certificate pinning, say): a download's
 ///   body arrives at the end, in a file the platform chooses.
@@ -52,6 +55,25 @@ extension URLSession {
             return Transport(session: self, router: TransferRouter(perTask: true))
         }
         #endif
+        return standInTransport
+    }
+
+    /// Where a download that makes requests after it has started — a segmented download's next segments, a retry —
+    /// runs: on a session without a delegate of the app's own (one made by `withProgressReporting`,
+    /// `URLSession.shared`, `URLSession(configuration:)`), a stand-in session of the library's (``StandInSessions``),
+    /// on every platform.
+    /// An app may invalidate its session as soon as it has started a download (`finishTasksAndInvalidate()`), and a
+    /// task made on an invalidated session ends the process (swift-corelibs-foundation: "Session invalidated"; Apple's
+    /// Foundation raises an exception): the stand-in is never invalidated while a download holds it.
+    ///
+    /// A session with a delegate of the app's own keeps its transfers (its delegate answers their challenges): such a
+    /// session must stay valid while a download that retries runs on it.
+    var lastingTransport: Transport {
+        guard configuration.identifier == nil, delegate == nil || delegate is TransferRouter else { return transport }
+        return standInTransport
+    }
+
+    private var standInTransport: Transport {
         let standIn = StandInSessions.session(for: self)
         return Transport(session: standIn, router: standIn.delegate as? TransferRouter, owner: self)
     }

@@ -55,7 +55,7 @@ extension URLSession {
             return self.download(
                 request,
                 into: download,
-                transport: transport,
+                transport: policy.retries > 0 ? lastingTransport : transport,
                 retrying: policy,
                 file: file,
                 line: line,
@@ -223,7 +223,7 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)?,
         into makeFile: (Transport, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
     ) -> ResumableDownload {
-        let transport = transport
+        let transport = policy.retries > 0 ? lastingTransport : transport
         let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
         do {
             if let problem = policy.problem { throw DownloadError.invalidRetryPolicy(problem) }

@@ -312,7 +312,7 @@ extension URLSession {
                 guard request.url?.isHTTPWithHost == true, request.value(forHTTPHeaderField: "Range") == nil
                 else { throw SegmentedDownloadError.invalidMirror(request.url) }
             }
-            let transport = transport
+            let transport = lastingTransport
             guard let router = transport.router else { throw SegmentedDownloadError.needsLiveDelivery }
             try integrity?.validate()
             let (partial, handle, schedule) = try prepare()
