@@ -32,11 +32,11 @@ public struct SegmentedDownloadOptions: Sendable, Hashable {
     /// How a mirror's faults that may pass (``MirrorDropReason/isTransient``: a connection lost or refused, a
     /// timeout, a stall, a body cut short, `408`, `429`, `500`, `502`, `503`, `504`) are forgiven — the policy a
     /// single-URL download takes as `retrying:`, applied to each mirror. A forgiven fault stops only the request it
-    /// hit: its segment goes to the other mirrors, or back to this one once it has rested
-    /// (``DownloadRetryPolicy/delay`` times ``DownloadRetryPolicy/backoff`` to the power of the faults it was forgiven
-    /// in a row before, or longer if the server's `Retry-After` asks, up to five minutes — a mirror that asks for more
-    /// is dropped), from the bytes already written. Each segment the mirror then completes starts the count again. Any other fault, and one past
-    /// ``DownloadRetryPolicy/retries`` in a row, drops the mirror (aria2's `--max-tries`, less one, and
+    /// hit: its segment goes to the other mirrors, or back to this one, from the bytes already written, once the mirror
+    /// has rested: ``DownloadRetryPolicy/delay`` times ``DownloadRetryPolicy/backoff`` to the power of the faults it
+    /// was forgiven in a row before, or longer if the server's `Retry-After` asks, up to five minutes (a mirror that
+    /// asks for more is dropped). Each segment the mirror then completes starts the count again. Any other fault, and
+    /// one past ``DownloadRetryPolicy/retries`` in a row, drops the mirror (aria2's `--max-tries`, less one, and
     /// `--retry-wait`). Rests are measured by the stall watch, whose period is a quarter of ``stallTimeout`` up to a
     /// second, so a rest lasts up to one period longer.
     ///
