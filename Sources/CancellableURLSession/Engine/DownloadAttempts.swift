@@ -59,6 +59,11 @@ final class DownloadAttempts: @unchecked Sendable {
         let task: URLSessionTask
         let cancel: @Sendable () -> Void
         if let router = transport.router {
+            if let progress {
+                // Said before the request is sent, on the delegate queue: it comes before any of its callbacks.
+                let download = download
+                transport.session.delegateQueue.addOperation { progress(download.connecting) }
+            }
             task = transport.session.dataTask(with: request)
             cancel = router.register(
                 TransferDelegate(sink: .file(download, resolver), reportsUpload: false, progress: progress),

@@ -199,6 +199,13 @@ final class FileDownload: @unchecked Sendable {
         )
     }
 
+    /// A report that a request is on its way: the bytes the file holds, and the length if it is known. Read on the
+    /// delegate queue, as the transfer's callbacks are.
+    var connecting: TransferProgress {
+        let kept = state.kept
+        return TransferProgress(bytesTransferred: kept.count, totalBytesExpected: kept.totalBytes, phase: .connecting)
+    }
+
     deinit {
         // A download dropped without an ending (its transfer never started) lets go of its file too.
         if isClaimed { PartialFile.release(partial.url) }

@@ -47,14 +47,14 @@ public struct SegmentedDownloadProgress: Sendable, Hashable {
         return Double(max(0, totalBytes - bytesWritten)) / bytesPerSecond
     }
 
-    /// The same report in another phase.
+    /// The same report in another phase: with a speed only while bytes arrive, as a single URL's reports.
     func with(phase: TransferPhase) -> SegmentedDownloadProgress {
         SegmentedDownloadProgress(
             bytesWritten: bytesWritten,
             totalBytes: totalBytes,
             mirrors: mirrors,
             phase: phase,
-            bytesPerSecond: bytesPerSecond
+            bytesPerSecond: phase == .transferring ? bytesPerSecond : nil
         )
     }
 }
