@@ -86,23 +86,23 @@ import Testing
     @Test func everyByteInStopsTheTransfersThenVerifies() {
         var machine = Self.whole()
         #expect(machine.outlook == .complete)
-        #expect(machine.complete() == [.stop, .verify])
+        #expect(machine.startVerifying() == [.stop, .verify])
         #expect(machine.stage == .verifying)
         #expect(machine.schedule.transfers.isEmpty)
         // Told twice (a late callback settles again): nothing more.
-        #expect(machine.complete().isEmpty)
+        #expect(machine.startVerifying().isEmpty)
     }
 
     @Test func completeBeforeEveryByteIsInDoesNothing() {
         var machine = Self.running()
-        #expect(machine.complete().isEmpty)
+        #expect(machine.startVerifying().isEmpty)
         #expect(machine.stage == .running)
     }
 
     @Test func everyMirrorDroppedStrandsTheDownload() {
         var machine = Self.running()
         let ids = machine.schedule.transfers.keys.sorted()
-        for id in ids { _ = machine.end(id, fault: .status(404), at: 2) }
+        for id in ids { _ = machine.transferEnded(id, fault: .status(404), at: 2) }
         #expect(machine.outlook == .stranded)
     }
 
@@ -111,14 +111,14 @@ import Testing
     @Test func aMendableFailureOfADownloadThatKeepsBytesKeepsWhatIsWritten() {
         var machine = Self.running()
         let kept = Self.whatIsWritten
-        let ending = Machine.Ending(fulfills: false, fate: .keep(kept), keptIfPaused: kept)
+        let ending = Machine.Ending(fate: .keep(kept), keptIfPaused: kept)
         #expect(machine.fail(mendable: true) == [.stop, .end(ending)])
         #expect(machine.stage == .stopping(kept))
         #expect(machine.schedule.transfers.isEmpty)
     }
 
     @Test func aFailureThatAResumeCannotMendOrOfADownloadThatKeepsNothingRemovesTheFile() {
-        let removes = Machine.Ending(fulfills: false, fate: .remove, keptIfPaused: nil)
+        let removes = Machine.Ending(fate: .remove, keptIfPaused: nil)
         var diskError = Self.running()
         #expect(diskError.fail(mendable: false) == [.stop, .end(removes)])
         #expect(diskError.stage == .stopping(nil))
@@ -131,7 +131,7 @@ import Testing
         _ = paused.cancel(.paused)
         #expect(paused.fail(mendable: true).isEmpty)
         var verifying = Self.whole()
-        _ = verifying.complete()
+        _ = verifying.startVerifying()
         #expect(verifying.fail(mendable: false).isEmpty)
         #expect(verifying.stage == .verifying)
     }
@@ -140,9 +140,9 @@ import Testing
 
     @Test func aFilePassingItsChecksIsCommittedAndAPauseThatWinsKeepsItWhole() {
         var machine = Self.whole()
-        _ = machine.complete()
+        _ = machine.startVerifying()
         let whole = Machine.Kept(ranges: [0..<250], total: 250, validator: .entityTag("\"v1\""))
-        #expect(machine.verified(passed: true) == [.end(.init(fulfills: true, fate: .commit, keptIfPaused: whole))])
+        #expect(machine.verified(passed: true) == [.end(.init(fate: .commit, keptIfPaused: whole))])
         #expect(machine.stage == .committing)
         // Told again: nothing.
         #expect(machine.verified(passed: true).isEmpty)
@@ -150,14 +150,14 @@ import Testing
 
     @Test func aDownloadThatKeepsNothingRemovesItsCheckedFileIfAPauseWins() {
         var machine = Self.whole(keepsBytes: false)
-        _ = machine.complete()
-        #expect(machine.verified(passed: true) == [.end(.init(fulfills: true, fate: .commit, keptIfPaused: nil))])
+        _ = machine.startVerifying()
+        #expect(machine.verified(passed: true) == [.end(.init(fate: .commit, keptIfPaused: nil))])
     }
 
     @Test func aFileFailingItsChecksIsRemovedEvenIfAPauseWins() {
         var machine = Self.whole()
-        _ = machine.complete()
-        #expect(machine.verified(passed: false) == [.end(.init(fulfills: false, fate: .remove, keptIfPaused: nil))])
+        _ = machine.startVerifying()
+        #expect(machine.verified(passed: false) == [.end(.init(fate: .remove, keptIfPaused: nil))])
         #expect(machine.stage == .stopping(nil))
     }
 
@@ -173,7 +173,7 @@ import Testing
         for reason in Self.reasons + [.paused] {
             // `.paused` of a download that keeps nothing is a cancel like the others.
             var machine = Self.running(keepsBytes: reason != .paused)
-            #expect(machine.cancel(reason) == [.remove, .stop, .finish], "\(reason)")
+            #expect(machine.cancel(reason) == [.remove, .stop, .publishNothing], "\(reason)")
             #expect(machine.stage == .ended)
             #expect(machine.schedule.transfers.isEmpty)
         }
@@ -182,14 +182,14 @@ import Testing
     @Test func aPauseWhileRunningStopsTheWritesAndKeepsWhatIsWrittenLater() {
         var machine = Self.running()
         #expect(machine.cancel(.paused) == [.stop, .keepLater(Self.whatIsWritten)])
-        #expect(machine.stage == .stopping(Self.whatIsWritten))
+        #expect(machine.stage == .pausing(Self.whatIsWritten))
     }
 
     @Test func aCancelWhileEndingRemovesTheFileNowUnlessAPauseKeepsIt() {
         var verifying = Self.whole()
-        _ = verifying.complete()
+        _ = verifying.startVerifying()
         var committing = Self.whole()
-        _ = committing.complete()
+        _ = committing.startVerifying()
         _ = committing.verified(passed: true)
         var failing = Self.running()
         _ = failing.fail(mendable: true)
@@ -209,23 +209,61 @@ import Testing
         #expect(machine.cancel(.user).isEmpty)
         #expect(machine.cancel(.paused).isEmpty)
         var finished = Self.whole()
-        _ = finished.complete()
+        _ = finished.startVerifying()
         _ = finished.verified(passed: true)
         finished.finished()
         #expect(finished.stage == .ended)
         #expect(finished.cancel(.user).isEmpty)
     }
 
+    @Test func aCancelAfterAPauseChangesNothingItsBytesAreNamedNext() {
+        var machine = Self.running()
+        _ = machine.cancel(.paused)
+        for reason in Self.reasons + [.paused] {
+            #expect(machine.cancel(reason).isEmpty, "\(reason)")
+        }
+        #expect(machine.stage == .pausing(Self.whatIsWritten))
+    }
+
+    @Test func aCancelAfterAFailedCheckRemovesTheFileNowUnlessAPauseKeepsIt() {
+        var machine = Self.whole()
+        _ = machine.startVerifying()
+        _ = machine.verified(passed: false)
+        #expect(machine.cancel(.paused).isEmpty)
+        #expect(machine.cancel(.user) == [.remove])
+    }
+
+    @Test func aPauseOfADownloadThatKeepsNothingRemovesItsFileWhileItEnds() {
+        var verifying = Self.whole(keepsBytes: false)
+        _ = verifying.startVerifying()
+        #expect(verifying.cancel(.paused) == [.remove])
+        _ = verifying.verified(passed: true)
+        #expect(verifying.cancel(.paused) == [.remove])
+    }
+
+    @Test func anEndedDownloadTakesNoEvent() {
+        var machine = Self.whole()
+        _ = machine.startVerifying()
+        _ = machine.verified(passed: true)
+        machine.finished()
+        #expect(machine.startVerifying().isEmpty)
+        #expect(machine.verified(passed: true).isEmpty)
+        #expect(machine.fail(mendable: true).isEmpty)
+        #expect(machine.cancel(.user).isEmpty)
+        #expect(machine.checkpoint == nil)
+        #expect(machine.stage == .ended)
+    }
+
     // MARK: what a lost decision keeps
 
     @Test func anEndingThatLosesItsDecisionKeepsOnlyWhatAPauseKeeps() {
         let kept = Self.whatIsWritten
-        let ending = Machine.Ending(fulfills: false, fate: .keep(kept), keptIfPaused: kept)
+        let ending = Machine.Ending(fate: .keep(kept), keptIfPaused: kept)
         #expect(ending.fateIfCancelled(by: .paused) == .keep(kept))
         for reason in Self.reasons {
             #expect(ending.fateIfCancelled(by: reason) == .remove)
         }
-        let committed = Machine.Ending(fulfills: true, fate: .commit, keptIfPaused: nil)
+        let committed = Machine.Ending(fate: .commit, keptIfPaused: nil)
         #expect(committed.fateIfCancelled(by: .paused) == .remove)
     }
 
@@ -241,7 +279,7 @@ import Testing
             #expect(!take && actions.isEmpty)
             let (write, goOn, more) = machine.receive(50, for: id, at: 3)
             #expect(write == nil && !goOn && more.isEmpty)
-            #expect(machine.end(id, fault: .status(500), at: 3).isEmpty)
+            #expect(machine.transferEnded(id, fault: .status(500), at: 3).isEmpty)
         }
         #expect(machine.tick(by: 10, stallTimeout: 1, minimumSpeed: nil, at: 13).isEmpty)
         #expect(machine.begin(at: 13).isEmpty)
@@ -251,11 +289,15 @@ import Testing
         #expect(machine.outlook == .goingOn)  // not stranded, not complete: it has stopped
     }
 
-    @Test func aStalledTransferFailsOnTheWatchClock() {
+    @Test func stalledTransfersFailOnTheWatchClockAndDropTheirMirrors() {
         var machine = Self.running()
-        // Both transfers are idle for 10 s: they fail (retried once, by default), and their segments are asked again.
+        // Both transfers are idle for 10 s of a 5 s stall timeout: with no retry (the default), both mirrors are
+        // dropped, their transfers stopped, and nobody is left to fetch the rest.
         let actions = machine.tick(by: 10, stallTimeout: 5, minimumSpeed: nil, at: 11)
-        #expect(actions.contains { if case .transfer(.cancel) = $0 { true } else { false } })
+        let cancelled = actions.compactMap { if case .transfer(.cancel(let id)) = $0 { id } else { nil } }
+        #expect(cancelled.count == 2)
+        #expect(machine.schedule.mirrors.allSatisfy { $0.dropped == .stalled(seconds: 10) })
+        #expect(machine.outlook == .stranded)
     }
 
     // MARK: pieces

@@ -374,6 +374,15 @@ import Testing
         #expect(schedule.mirrors[0].dropped == .status(503))
     }
 
+    /// No delay stays no delay, however far the back-off has grown: `0 × 10^999` is not a rest of NaN seconds.
+    @Test func noDelayIsNoRestWhateverTheBackOff() {
+        let policy = DownloadRetryPolicy(retries: 1_000, delay: 0, backoff: 10)
+        #expect(policy.delay(before: 1_000, retryAfter: nil) == 0)
+        #expect(policy.delay(before: 1_000, retryAfter: 2) == 2)
+        let growing = DownloadRetryPolicy(retries: 1_000, delay: 1, backoff: 10)
+        #expect(growing.delay(before: 1_000, retryAfter: nil) == 86_400)
+    }
+
     @Test func aFaultThatWillNotPassDropsTheMirrorWhateverTheRetries() {
         for fault in [
             MirrorDropReason.status(404), .tooSlow(bytesPerSecond: 1), .transferFailed(.badURL, description: "bad"),

@@ -60,9 +60,12 @@ final class DownloadAttempts: @unchecked Sendable {
         let cancel: @Sendable () -> Void
         if let router = transport.router {
             if let progress {
-                // Said before the request is sent, on the delegate queue: it comes before any of its callbacks.
-                let download = download
-                transport.session.delegateQueue.addOperation { progress(download.connecting) }
+                // Said before the request is sent, on the delegate queue: it comes before any of its callbacks —
+                // unless the download was cancelled meanwhile: a stopped download reports nothing.
+                transport.session.delegateQueue.addOperation { [self] in
+                    let stopped = state.withLock { if case .stopped = $0.phase { true } else { false } }
+                    if !stopped { progress(download.connecting) }
+                }
             }
             task = transport.session.dataTask(with: request)
             cancel = router.register(

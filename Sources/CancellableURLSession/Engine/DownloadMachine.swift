@@ -12,14 +12,16 @@ import Foundation
 ///     │                    │ failed                        │
 ///     │ failure, pause     ▼                               ▼
 ///     ├──────────────▶ stopping(kept) ───── finished ───▶ ended
+///     ├── pause ─────▶ pausing(kept) ────── finished ───────▲
 ///     └── cancel ──────────────────────────────────────────▲
 /// ```
 ///
-/// A transfer's events (``accept(_:for:at:)``, ``receive(_:for:at:)``, ``end(_:fault:at:)``, ``tick(by:at:)``) count
-/// only while it runs: once it has stopped, a late callback of a transfer being stopped writes nothing and changes
-/// nothing. Every ending goes one way (design note 0007, "One ending"): the transfers stop and the file is closed
-/// (``Action/stop``), then the promise is settled with what the file becomes (``Ending``) — unless a cancellation
-/// came first, which decides the file's fate instead (``Ending/fateIfCancelled(by:)``).
+/// A transfer's events (``accept(_:for:at:)``, ``receive(_:for:at:)``, ``transferEnded(_:fault:at:)``,
+/// ``tick(by:stallTimeout:minimumSpeed:at:)``) count only while it runs: once it has stopped, a late callback of a
+/// transfer being stopped writes nothing and changes nothing. Every ending goes one way (design note 0007, "One
+/// ending"): the transfers stop and the file is closed (``Action/stop``), then the promise is settled with what the
+/// file becomes (``Ending``) — unless a cancellation came first, which decides the file's fate instead
+/// (``Ending/fateIfCancelled(by:)``).
 struct DownloadMachine: Sendable {
     /// Where the download is in its life.
     enum Stage: Sendable, Equatable {
@@ -30,9 +32,12 @@ struct DownloadMachine: Sendable {
         case verifying
         /// The file passed its checks: it is moved into place as the promise is fulfilled.
         case committing
-        /// Stopped by a failure or a pause; no byte is written any more. What is kept (if anything) is flushed and
-        /// named by resume data once the promise has been settled or the pause has stopped the writes.
+        /// Stopped by a failure; no byte is written any more. What is kept (if anything) is flushed, then the promise
+        /// is settled — with the file's fate carried out as it settles, unless a cancellation came first.
         case stopping(Kept?)
+        /// Paused: the promise has rejected, no byte is written any more, and `Kept` is flushed and named by resume
+        /// data next, off the caller's thread. Nothing can take it away any more: a later cancellation is too late.
+        case pausing(Kept)
         /// The download did the last thing it does with its file (``finished()``), or was cancelled outright.
         case ended
     }
@@ -56,10 +61,9 @@ struct DownloadMachine: Sendable {
         case remove
     }
 
-    /// How a download that stopped on its own settles its promise.
+    /// How a download that stopped on its own settles its promise: whether it fulfills or rejects is the outcome's
+    /// (its checks, or the failure that stopped it); this is what becomes of the file.
     struct Ending: Sendable, Equatable {
-        /// Whether it fulfills (the file was committed) or rejects (with the error of the failure that stopped it).
-        var fulfills: Bool
         /// The file's fate as the promise is settled.
         var fate: Fate
         /// What a pause that came first keeps instead (a resumable download's bytes); `nil` to remove the file.
@@ -89,7 +93,7 @@ struct DownloadMachine: Sendable {
         /// Removes the partial file now.
         case remove
         /// Hands out no resume data: the last thing a cancelled download does.
-        case finish
+        case publishNothing
     }
 
     private(set) var stage = Stage.running
@@ -139,7 +143,7 @@ struct DownloadMachine: Sendable {
     }
 
     /// A transfer ended, with `fault` if it failed (``SegmentSchedule/end(_:fault:at:)``).
-    mutating func end(_ id: Int, fault: MirrorDropReason?, at now: TimeInterval) -> [Action] {
+    mutating func transferEnded(_ id: Int, fault: MirrorDropReason?, at now: TimeInterval) -> [Action] {
         guard isRunning else { return [] }
         return schedule.end(id, fault: fault, at: now).map(Action.transfer)
     }
@@ -191,7 +195,7 @@ struct DownloadMachine: Sendable {
 
     /// Every byte is in: the transfers stop and the file is checked. Nothing happens unless the download is running and
     /// complete.
-    mutating func complete() -> [Action] {
+    mutating func startVerifying() -> [Action] {
         guard outlook == .complete else { return [] }
         stage = .verifying
         schedule.stopAll()
@@ -205,10 +209,10 @@ struct DownloadMachine: Sendable {
         guard stage == .verifying else { return [] }
         guard passed else {
             stage = .stopping(nil)
-            return [.end(Ending(fulfills: false, fate: .remove, keptIfPaused: nil))]
+            return [.end(Ending(fate: .remove, keptIfPaused: nil))]
         }
         stage = .committing
-        return [.end(Ending(fulfills: true, fate: .commit, keptIfPaused: keepsBytes ? kept : nil))]
+        return [.end(Ending(fate: .commit, keptIfPaused: keepsBytes ? kept : nil))]
     }
 
     /// The download failed (a write the file system refused; every mirror dropped): it stops, and rejects. If the
@@ -220,16 +224,20 @@ struct DownloadMachine: Sendable {
         let kept = keepsBytes && mendable ? kept : nil
         stage = .stopping(kept)
         schedule.stopAll()
-        return [.stop, .end(Ending(fulfills: false, fate: kept.map(Fate.keep) ?? .remove, keptIfPaused: kept))]
+        return [.stop, .end(Ending(fate: kept.map(Fate.keep) ?? .remove, keptIfPaused: kept))]
     }
 
     /// The promise was cancelled for `reason`, and the promise rejects once this returns: the transfers stop and the
     /// file is removed — or, for a pause of a download that keeps its bytes, kept (flushed and named later, off the
     /// caller's thread).
     ///
+    /// The file is removed before the transfers are told to stop: no byte is written after this step all the same,
+    /// since the engine closes the file as the machine stops running, under the lock every write holds.
+    ///
     /// If the download was already ending (verifying, committing, stopping), that ending loses its decision to this
     /// cancellation and carries out ``Ending/fateIfCancelled(by:)`` after the rejection; the file is removed now all
-    /// the same, unless a pause keeps it.
+    /// the same, unless a pause keeps it. Once a pause has stopped the download, or it has ended, a cancellation
+    /// changes nothing.
     mutating func cancel(_ reason: CancellationReason) -> [Action] {
         let pausing = reason == .paused && keepsBytes
         switch stage {
@@ -237,21 +245,23 @@ struct DownloadMachine: Sendable {
             schedule.stopAll()
             if pausing {
                 let kept = kept
-                stage = .stopping(kept)
+                stage = .pausing(kept)
                 return [.stop, .keepLater(kept)]
             }
             stage = .ended
             // Removed first: the promise rejects next, and nothing writes to the file any more.
-            return [.remove, .stop, .finish]
+            return [.remove, .stop, .publishNothing]
         case .verifying, .committing, .stopping:
             return pausing ? [] : [.remove]
-        case .ended:
+        case .pausing, .ended:
             return []
         }
     }
 
-    /// The download did the last thing it does with its file: it has ended, whatever ended it.
+    /// The download did the last thing it does with its file: it has ended, whatever ended it. Only a download that
+    /// stopped running can: its file is no longer written.
     mutating func finished() {
+        precondition(stage != .running, "a download published its ending while its transfers ran")
         stage = .ended
     }
 

@@ -105,7 +105,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         scheduleWatch()
         if let progress, !actions.isEmpty {
             // Said before the first request is sent, on the delegate queue: it comes before any of their callbacks.
-            session.delegateQueue.addOperation { progress(snapshot.with(phase: .connecting)) }
+            session.delegateQueue.addOperation { [self] in
+                // Unless the download stopped meanwhile: a stopped download reports nothing.
+                if state.withLock({ $0.machine.isRunning }) { progress(snapshot.with(phase: .connecting)) }
+            }
         }
         perform(actions)
         if state.withLock({ $0.schedule.pieces != nil }) {
@@ -152,8 +155,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Looks for stalls again in ``interval``, unless the download has stopped.
     private func scheduleWatch() {
         let timer = clock.schedule(after: .nanoseconds(Int(interval * 1_000_000_000))) { [self] in
-            watch()
-            scheduleWatch()
+            // On the delegate queue, as every other event: an ending the watch brings about (every mirror stalled)
+            // flushes, verifies and reports its phases there, never on the clock's thread.
+            session.delegateQueue.addOperation { [self] in
+                watch()
+                scheduleWatch()
+            }
         }
         let stopped = state.withLock { state in
             guard state.machine.isRunning else { return true }
@@ -209,7 +216,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// A transfer ended: its error, if it failed.
     func complete(_ id: Int, error: Error?) {
         let fault = error.map(MirrorDropReason.failure(of:))
-        let actions = state.withLock { $0.machine.end(id, fault: fault, at: now) }
+        let actions = state.withLock { $0.machine.transferEnded(id, fault: fault, at: now) }
         perform(actions)
         settle()
     }
@@ -225,7 +232,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             )
         }
         perform(actions)
-        settle(reporting: false)
+        settle(reportingProgress: false)
     }
 
     // MARK: Carrying out
@@ -269,16 +276,17 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 session.delegateQueue.addOperation { [self] in keep(kept) }
             case .remove:
                 partial.remove()
-            case .finish:
+            case .publishNothing:
                 publish(nil)
             }
         }
     }
 
-    /// Reports progress (if `reporting`: only on the delegate queue, where the callbacks come one at a time), and
-    /// ends the download once it is complete or no mirror is left.
-    private func settle(reporting: Bool = true) {
-        let reports = reporting && progress != nil
+    /// Reports progress (unless `reportingProgress` is `false`: a tick of the watch, which brings no byte), and ends
+    /// the download once it is complete or no mirror is left. Runs on the delegate queue, as every event does: the
+    /// progress closure hears of each report there, one at a time.
+    private func settle(reportingProgress: Bool = true) {
+        let reports = reportingProgress && progress != nil
         let (snapshot, outlook, actions) = state.withLock {
             state -> (SegmentedDownloadProgress?, DownloadMachine.Outlook, [DownloadMachine.Action]) in
             let outlook = state.machine.outlook
@@ -289,20 +297,20 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 state.speed.record(total: state.schedule.written, at: now)
                 snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
             }
-            return (snapshot, outlook, outlook == .complete ? state.step { $0.complete() } : [])
+            return (snapshot, outlook, outlook == .complete ? state.step { $0.startVerifying() } : [])
         }
         if reports, let snapshot { progress?(snapshot) }
         if outlook == .stranded, let snapshot {
             fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
         }
-        perform(actions, Context(snapshot: snapshot, reporting: reports))
+        perform(actions, Context(snapshot: snapshot, reporting: progress != nil))
     }
 
     /// What the actions of one step need beside the machine's word.
     private struct Context {
         /// The progress the step was taken on: what a complete download is checked against and fulfills with.
         var snapshot: SegmentedDownloadProgress?
-        /// Whether the progress closure hears of the phases (only on the delegate queue).
+        /// Whether the progress closure hears of the phases.
         var reporting = false
         /// What the promise settles with, if the step ends the download.
         var outcome: Result<SegmentedDownloadResult>?
@@ -310,7 +318,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// Checks the complete file's length and digest, and hands the verdict to the machine.
     private func verify(_ context: Context) {
-        guard let snapshot = context.snapshot else { return }
+        guard let snapshot = context.snapshot else { preconditionFailure("a download verified without a snapshot") }
         let total = snapshot.totalBytes ?? 0
         var outcome: Result<SegmentedDownloadResult>
         do {
@@ -337,11 +345,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Settles the promise with `context`'s outcome, carrying out the file's fate first — unless a cancellation came
     /// first: then the fate that cancellation gives it.
     private func end(_ ending: DownloadMachine.Ending, _ context: Context) {
-        guard let outcome = context.outcome, let resolver = state.withLock({ $0.resolver }) else { return }
+        guard let outcome = context.outcome, let resolver = state.withLock({ $0.resolver }) else {
+            preconditionFailure("a download ended before it started, or without an outcome")
+        }
         var ending = ending
         // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
         if case .keep = ending.fate, !partial.flush() {
-            ending = DownloadMachine.Ending(fulfills: false, fate: .remove, keptIfPaused: nil)
+            ending = DownloadMachine.Ending(fate: .remove, keptIfPaused: nil)
         }
         let decision = resolver.decide {
             switch ending.fate {

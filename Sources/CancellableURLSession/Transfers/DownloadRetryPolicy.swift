@@ -50,7 +50,8 @@ public struct DownloadRetryPolicy: Sendable, Hashable {
     /// asks for longer than five minutes.
     func delay(before retry: Int, retryAfter: TimeInterval?) -> TimeInterval? {
         if let retryAfter, retryAfter > SegmentSchedule.longestRetryAfter { return nil }
-        let backedOff = delay * pow(backoff, Double(retry - 1))
+        // No delay stays no delay: 0 × an infinite back-off (10 to the 999th) would be NaN.
+        let backedOff = delay == 0 ? 0 : delay * pow(backoff, Double(retry - 1))
         return max(min(backedOff, 86_400), retryAfter ?? 0)
     }
 }

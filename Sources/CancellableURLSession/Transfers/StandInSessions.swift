@@ -6,8 +6,8 @@ import FoundationNetworking
 #endif
 
 /// The stand-in sessions of sessions without a delegate of the app's own (``Transport``): one per session, made when
-/// its first transfer that needs one starts, with the library's router as its delegate and the session's configuration
-/// and delegate queue.
+/// its first transfer that needs one starts, with the library's router as its delegate and the session's
+/// configuration — and, for a session made by `withProgressReporting`, its delegate queue.
 ///
 /// A stand-in lives as long as the session it stands in for: it is let go of — invalidated once its transfers have
 /// finished — the next time a stand-in is looked up after that session was released. `URLSession.shared` is never
@@ -36,11 +36,12 @@ enum StandInSessions {
                 entries[key] = nil
             }
             if let entry = entries[ObjectIdentifier(owner)], entry.owner === owner { return (entry.session, released) }
-            // On the owner's delegate queue: where the app expects its progress closures (and its chains without
-            // `on:`, if it gave the main queue) to run.
+            // A session the app made with `withProgressReporting` named the queue its progress closures run on: its
+            // stand-in runs them there too. Any other session's stand-in has a serial queue of its own: the files are
+            // written on that queue, and an app's main queue is no place for them.
             let standIn = URLSession.withProgressReporting(
                 configuration: owner.configuration,
-                delegateQueue: owner.delegateQueue
+                delegateQueue: owner.delegate is TransferRouter ? owner.delegateQueue : nil
             )
             entries[ObjectIdentifier(owner)] = Entry(owner: owner, session: standIn)
             return (standIn, released)
