@@ -69,20 +69,24 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
     }
 
     /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected.
-    func verify(fileAt url: URL) throws {
-        if let length {
-            let actual = try PartialFile.size(of: url)
-            guard actual == length else {
-                throw DownloadIntegrityError.lengthMismatch(expected: length, actual: actual)
-            }
+    ///
+    /// - Parameters:
+    ///   - digest: the file's SHA-256 as far as it was hashed while the file was written: only the bytes it did not
+    ///     hash are read back. Without it, the whole file is read.
+    ///   - piecesVerified: whether every piece was checked already (a segmented download checks each as it
+    ///     completes, and completes only once each passed): they are not read again.
+    func verify(fileAt url: URL, digest: StreamingDigest? = nil, piecesVerified: Bool = false) throws {
+        let size = try PartialFile.size(of: url)
+        if let length, size != length {
+            throw DownloadIntegrityError.lengthMismatch(expected: length, actual: size)
         }
         if let sha256 {
-            let actual = try SHA256.hexDigest(ofFileAt: url)
+            let actual = try digest?.finish(length: size) ?? SHA256.hexDigest(ofFileAt: url)
             guard actual == sha256.lowercased() else {
                 throw DownloadIntegrityError.sha256Mismatch(expected: sha256.lowercased(), actual: actual)
             }
         }
-        if let pieces, let length {
+        if let pieces, let length, !piecesVerified {
             let handle = try FileHandle(forReadingFrom: url)
             defer { try? handle.close() }
             for piece in pieces.sha256.indices {
@@ -93,6 +97,15 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
                 }
             }
         }
+    }
+
+    /// Whether ``verify(fileAt:digest:piecesVerified:)`` still has bytes to hash for a file of `length` bytes: what
+    /// a download reports as its `verifying` phase. Checking the length alone, or finalizing a digest that hashed
+    /// every byte as it was written, costs nothing worth reporting.
+    func hasWorkLeft(forFileOf length: Int64, digest: StreamingDigest?, piecesVerified: Bool) -> Bool {
+        if pieces != nil, !piecesVerified { return true }
+        guard sha256 != nil else { return false }
+        return !(digest?.isCaughtUp(to: length) ?? false)
     }
 }
 

@@ -1,0 +1,205 @@
+import Foundation
+import PromiseCore
+
+/// A whole-file SHA-256 computed as the file is written: the bytes written in order from offset 0 are hashed on a
+/// serial queue of its own while the transfer goes on, and only what did not arrive that way is read back from the
+/// file at the end (``finish(length:)``).
+///
+/// Writers hand each chunk over as it is written (``append(_:at:prefixWritten:)``), one at a time, in the order they
+/// write: a chunk that continues the bytes handed over so far (the *frontier*) is queued for hashing — as the same
+/// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left for the end; a chunk
+/// below it means those bytes are being written again, so what was hashed is dropped and hashing starts over from
+/// offset 0. At most ``backlogLimit`` bytes wait on the queue: past that (a hashing thread slower than the network, as
+/// in a build without the optimizer) it stops taking chunks, and the rest is read back at the end, so that memory stays
+/// bounded.
+///
+/// Once the download ends without a file to check, ``stop()`` drops the work still queued: each queued operation then
+/// returns at once. The queued blocks hold this object only until they have run.
+final class StreamingDigest: @unchecked Sendable {
+    // @unchecked Sendable: `hash` is touched only on `queue`; everything else is behind `control`'s lock.
+
+    /// What the writers and the hashing queue share.
+    private struct Control {
+        /// The bytes `0..<frontier` are hashed, or queued to be, in order.
+        var frontier: Int64 = 0
+        /// Whether chunks at the frontier are still taken: `false` once the backlog overflowed (or reading back
+        /// failed), until hashing starts over.
+        var streaming = true
+        /// Bytes of chunks waiting on the queue.
+        var queued = 0
+        /// Operations waiting on the queue.
+        var pending = 0
+        /// Whether reading bytes back failed: ``finish(length:)`` then hashes the whole file.
+        var failed = false
+        var stopped = false
+        /// Counts the times hashing started over: a read back queued before cannot mark the new start failed.
+        var generation = 0
+
+        /// Hashing starts over from offset 0, with the operations still queued.
+        mutating func startOver() {
+            self = Control(queued: queued, pending: pending, generation: generation + 1)
+        }
+    }
+
+    private enum Operation {
+        case reset
+        case update(Data)
+        case readBack(Range<Int64>)
+    }
+
+    /// The most bytes of chunks that wait to be hashed: 16 MiB unless a test says otherwise.
+    let backlogLimit: Int
+    private let control = Locked(Control())
+    private let queue = DispatchQueue(label: "CancellableURLSession.StreamingDigest")
+    /// Opens the file to read back what was not hashed as it was written.
+    private let open: @Sendable () throws -> FileHandle
+    /// Whether the download still runs, for a download that tells it so rather than calling ``stop()``.
+    private let isRunning: @Sendable () -> Bool
+    private let hooks: DownloadHooks
+    /// On `queue` only.
+    private var hash = SHA256()
+
+    /// A digest of the file that `open` opens for reading.
+    ///
+    /// - Parameters:
+    ///   - isRunning: asked on the hashing queue before each operation: once it says `false`, the operation is
+    ///     dropped, as after ``stop()``.
+    init(
+        backlogLimit: Int = 16 << 20,
+        hooks: DownloadHooks = DownloadHooks.current,
+        isRunning: @escaping @Sendable () -> Bool = { true },
+        open: @escaping @Sendable () throws -> FileHandle
+    ) {
+        self.backlogLimit = backlogLimit
+        self.hooks = hooks
+        self.isRunning = isRunning
+        self.open = open
+    }
+
+    /// `data` was written at `offset`.
+    ///
+    /// - Parameter prefixWritten: whether every byte before `offset` is in the file (a single transfer writing a file
+    ///   from its start, or continuing bytes kept): then the bytes between the frontier and `offset` are read back
+    ///   on the queue, and the chunk is hashed after them.
+    func append(_ data: Data, at offset: Int64, prefixWritten: Bool) {
+        guard !data.isEmpty else { return }
+        control.withLock { control in
+            guard !control.stopped else { return }
+            var operations: [Operation] = []
+            if offset < control.frontier {
+                // Bytes already hashed are written again: their digest may not hold any more.
+                control.startOver()
+                operations.append(.reset)
+            }
+            if prefixWritten, control.streaming, offset > control.frontier {
+                operations.append(.readBack(control.frontier..<offset))
+                control.frontier = offset
+            }
+            if control.streaming, offset == control.frontier {
+                if control.queued + data.count <= backlogLimit {
+                    operations.append(.update(data))
+                    control.queued += data.count
+                    control.frontier += Int64(data.count)
+                } else {
+                    control.streaming = false  // the rest is read back at the end
+                }
+            }
+            // Queued under the lock, so that the queue runs operations in the order the writes were made.
+            for operation in operations { enqueue(operation, &control) }
+        }
+    }
+
+    /// The file starts over (it was emptied or replaced whole): hashing starts over from offset 0.
+    func reset() {
+        control.withLock { control in
+            guard !control.stopped else { return }
+            control.startOver()
+            enqueue(.reset, &control)
+        }
+    }
+
+    /// The download ended without a file to check: the work still queued is dropped, and nothing more is taken.
+    func stop() {
+        control.withLock { $0.stopped = true }
+    }
+
+    /// Waits until every operation queued so far has run (or was dropped): for tests.
+    func drain() {
+        queue.sync {}
+    }
+
+    /// Whether every byte of a file of `length` bytes is hashed already: what ``finish(length:)`` still has to do
+    /// is only to finalize.
+    func isCaughtUp(to length: Int64) -> Bool {
+        control.withLock { $0.pending == 0 && !$0.failed && $0.frontier == length }
+    }
+
+    /// Waits for the queue, reads back and hashes what was not hashed of a file of `length` bytes — only the bytes
+    /// from the frontier on, unless reading back failed — and returns the lowercase hexadecimal digest. Nothing is
+    /// taken after it.
+    ///
+    /// - Throws: the file system's error.
+    func finish(length: Int64) throws -> String {
+        try queue.sync {
+            let (frontier, failed) = control.withLock { control in
+                control.stopped = true
+                return (control.frontier, control.failed)
+            }
+            var start = frontier
+            if failed || frontier > length {
+                hash = SHA256()
+                start = 0
+            }
+            if start < length {
+                try readBack(start..<length)
+            }
+            return SHA256.hex(hash.finalize())
+        }
+    }
+
+    private func enqueue(_ operation: Operation, _ control: inout Control) {
+        control.pending += 1
+        let generation = control.generation
+        queue.async { [self] in run(operation, generation) }
+    }
+
+    /// Runs `operation` on the queue, unless the download stopped meanwhile.
+    private func run(_ operation: Operation, _ generation: Int) {
+        let stopped = control.withLock { $0.stopped } || !isRunning()
+        var failed = false
+        switch operation {
+        case .reset:
+            hash = SHA256()
+        case .update(let data):
+            if !stopped {
+                hooks.willHashStreamed?(data.count)
+                hash.update(data)
+            }
+        case .readBack(let bytes):
+            if !stopped {
+                do { try readBack(bytes) } catch { failed = true }
+            }
+        }
+        control.withLock { control in
+            control.pending -= 1
+            if case .update(let data) = operation { control.queued -= data.count }
+            if failed, control.generation == generation {
+                control.failed = true
+                control.streaming = false
+            }
+        }
+    }
+
+    /// Hashes `bytes` of the file, read in reads of at most 1 MiB. On the queue.
+    private func readBack(_ bytes: Range<Int64>) throws {
+        hooks.willReadBack?(bytes)
+        let handle = try open()
+        defer { try? handle.close() }
+        var offset = bytes.lowerBound
+        while offset < bytes.upperBound {
+            let count = Int(min(bytes.upperBound - offset, 1 << 20))
+            hash.update(try handle.readAll(count: count, at: offset))
+            offset += Int64(count)
+        }
+    }
+}
