@@ -337,7 +337,13 @@ struct SegmentSchedule: Sendable {
             write = Write(offset: from, range: Int(from - pieceStart)..<Int(to - pieceStart))
             segments[index].done = to
             mirrors[transfer.mirror].written += to - from
-            for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 where !verified[piece] {
+            for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 {
+                // A verified piece written again (after a rollback) is checked again: the digest vouched for the
+                // bytes it read, not for these.
+                if verified[piece] {
+                    verified[piece] = false
+                    verifiedCount -= 1
+                }
                 authors[piece, default: []].insert(transfer.mirror)
             }
         }
