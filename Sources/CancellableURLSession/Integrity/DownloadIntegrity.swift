@@ -14,6 +14,21 @@ import Foundation
 /// A mismatch rejects the download with ``DownloadIntegrityError`` and removes what was downloaded; a file already
 /// at the destination stays as it was. This also makes a race of mirrors, or a download resumed from another
 /// mirror, safe against a mirror that serves a different file.
+///
+/// ## What verifying costs
+///
+/// Each byte is hashed once, on a thread of the library's own, while the transfer goes on, so that verifying adds
+/// little to the time a download takes:
+///
+/// - The SHA-256 is updated as the bytes are written in order: the whole body of a single-URL download, the first
+///   segment of a segmented one. Only what arrived otherwise — a segmented download's other segments, the bytes a
+///   resumed download kept, or everything past a backlog the hashing thread could not keep up with (a build without
+///   the optimizer) — is read back from the file, once the last byte is in.
+/// - A segmented download checks each piece once, as soon as its last byte is written, reading it back while it is
+///   still in the file system's cache; the file is not read again at the end. Other downloads check pieces with
+///   the whole file, at the end.
+///
+/// Progress reports ``TransferPhase/verifying`` only while something is left to hash once the last byte is in.
 public struct DownloadIntegrity: Sendable, Hashable, Codable {
     /// The file's length in bytes, if it is to be checked.
     public var length: Int64?
