@@ -27,7 +27,9 @@ import Testing
         PieceDigests(
             length: 10,
             sha256: [
-                SHA256.hexDigest(of: data[0..<10]), String(repeating: "0", count: 64), SHA256.hexDigest(of: data[20...]),
+                SHA256.hexDigest(of: data[0..<10]),
+                String(repeating: "0", count: 64),
+                SHA256.hexDigest(of: data[20...]),
             ]
         )
     }
