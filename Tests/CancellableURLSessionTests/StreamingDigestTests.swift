@@ -15,7 +15,7 @@ import Testing
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("StreamingDigestTests-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         file = folder.appendingPathComponent("file.bin")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
     }
 
     deinit {
@@ -133,6 +133,22 @@ import Testing
         #expect(record.readBack.withLock { $0 } == [60..<180])
     }
 
+    @Test func aSingleWriterPastTheBacklogHasWhatWasSkippedReadBackBeforeItsNextChunk() throws {
+        let record = Record()
+        let gate = Gate()
+        let digest = digest(record, backlogLimit: 100, gate: gate)
+        let data = Self.bytes(180, seed: 12)
+        try write(data, at: 0)
+        digest.append(data[0..<60], at: 0, prefixWritten: true)
+        gate.waitUntilHeld()
+        digest.append(data[60..<120], at: 60, prefixWritten: true)  // over the backlog: left in the file
+        digest.append(data[120..<180], at: 120, prefixWritten: true)  // 60..<120 read back first; over again
+        gate.release()
+        #expect(try digest.finish(length: 180) == SHA256.hexDigest(of: data))
+        #expect(record.streamed.withLock { $0 } == 60)
+        #expect(record.readBack.withLock { $0 } == [60..<120, 120..<180])
+    }
+
     @Test func bytesWrittenAgainMakeHashingStartOver() throws {
         let record = Record()
         let digest = digest(record)
@@ -176,7 +192,7 @@ import Testing
         var generator = SplitMix64(seed: 0x5EED)
         for round in 0..<40 {
             try FileManager.default.removeItem(at: file)
-            FileManager.default.createFile(atPath: file.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: file.path, contents: nil)
             let size = [0, 1, 63, 64, 65, Int.random(in: 0...150_000, using: &generator)][round % 6]
             let data = Self.bytes(size, seed: UInt64(round))
             let record = Record()

@@ -10,8 +10,9 @@ import PromiseCore
 /// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left for the end; a chunk
 /// below it means those bytes are being written again, so what was hashed is dropped and hashing starts over from
 /// offset 0. At most ``backlogLimit`` bytes wait on the queue: past that (a hashing thread slower than the network, as
-/// in a build without the optimizer) it stops taking chunks, and the rest is read back at the end, so that memory stays
-/// bounded.
+/// in a build without the optimizer) it stops taking chunks, so that memory stays bounded: a writer whose every byte
+/// before the chunk is in the file (a single transfer) has what was skipped read back on the queue before its next
+/// chunk, one read back at a time; any other has the rest read back at the end.
 ///
 /// Once the download ends without a file to check, ``stop()`` drops the work still queued: each queued operation then
 /// returns at once. The queued blocks hold this object only until they have run.
@@ -31,6 +32,8 @@ final class StreamingDigest: @unchecked Sendable {
         var pending = 0
         /// Whether reading bytes back failed: ``finish(length:)`` then hashes the whole file.
         var failed = false
+        /// Whether a read back of bytes the queue skipped is queued: at most one is, so that the queue stays short.
+        var catchingUp = false
         var stopped = false
         /// Counts the times hashing started over: a read back queued before cannot mark the new start failed.
         var generation = 0
@@ -91,18 +94,21 @@ final class StreamingDigest: @unchecked Sendable {
                 control.startOver()
                 operations.append(.reset)
             }
-            if prefixWritten, control.streaming, offset > control.frontier {
+            if prefixWritten, control.streaming, offset > control.frontier, !control.catchingUp {
                 operations.append(.readBack(control.frontier..<offset))
                 control.frontier = offset
+                control.catchingUp = true
             }
             if control.streaming, offset == control.frontier {
                 if control.queued + data.count <= backlogLimit {
                     operations.append(.update(data))
                     control.queued += data.count
                     control.frontier += Int64(data.count)
-                } else {
+                } else if !prefixWritten {
                     control.streaming = false  // the rest is read back at the end
                 }
+                // Else the chunk is left in the file, and read back before the next one: the hashing queue never
+                // waits for the end to catch up, but holds no more than the backlog.
             }
             // Queued under the lock, so that the queue runs operations in the order the writes were made.
             for operation in operations { enqueue(operation, &control) }
@@ -141,10 +147,8 @@ final class StreamingDigest: @unchecked Sendable {
     /// - Throws: the file system's error.
     func finish(length: Int64) throws -> String {
         try queue.sync {
-            let (frontier, failed) = control.withLock { control in
-                control.stopped = true
-                return (control.frontier, control.failed)
-            }
+            defer { control.withLock { $0.stopped = true } }
+            let (frontier, failed) = control.withLock { ($0.frontier, $0.failed) }
             var start = frontier
             if failed || frontier > length {
                 hash = SHA256()
@@ -183,7 +187,9 @@ final class StreamingDigest: @unchecked Sendable {
         control.withLock { control in
             control.pending -= 1
             if case .update(let data) = operation { control.queued -= data.count }
-            if failed, control.generation == generation {
+            guard control.generation == generation else { return }
+            if case .readBack = operation { control.catchingUp = false }
+            if failed {
                 control.failed = true
                 control.streaming = false
             }
@@ -197,6 +203,8 @@ final class StreamingDigest: @unchecked Sendable {
         defer { try? handle.close() }
         var offset = bytes.lowerBound
         while offset < bytes.upperBound {
+            // A download stopped meanwhile (a cancel during the last read back) does not wait for the rest.
+            if control.withLock({ $0.stopped }) { throw CancellationError() }
             let count = Int(min(bytes.upperBound - offset, 1 << 20))
             hash.update(try handle.readAll(count: count, at: offset))
             offset += Int64(count)
