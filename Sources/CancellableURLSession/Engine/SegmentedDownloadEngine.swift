@@ -148,8 +148,11 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             let holds = checker?.settle(piece) ?? false
             guard state.phase == .running, let pieces = state.schedule.pieces, let total = state.schedule.total
             else { return [] }
-            guard holds else {
-                check(pieces.range(of: piece, in: total), &state)  // written again meanwhile: checked again
+            // A piece written again meanwhile, or given back by a rollback (its bytes are to be written again), is
+            // checked again once it is complete: the verdict is on bytes it may no longer hold.
+            let bytes = pieces.range(of: piece, in: total)
+            guard holds, state.schedule.completedPieces(overlapping: bytes).contains(piece) else {
+                check(bytes, &state)
                 return []
             }
             switch verdict {
