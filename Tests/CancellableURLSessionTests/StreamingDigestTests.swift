@@ -85,7 +85,7 @@ import Testing
         for start in stride(from: 0, to: data.count, by: 16_384) {
             let chunk = data[start..<min(start + 16_384, data.count)]
             try write(chunk, at: Int64(start))
-            digest.append(chunk, at: Int64(start), prefixWritten: false)
+            digest.append(chunk, at: Int64(start), writtenFrom: Int64(start))
         }
         #expect(try digest.finish(length: Int64(data.count)) == SHA256.hexDigest(of: data))
         #expect(record.streamed.withLock { $0 } == data.count)
@@ -98,9 +98,9 @@ import Testing
         let data = Self.bytes(100_000, seed: 2)
         // Another writer fills 60_000..<100_000 first; the in-order writer gets to 60_000 after.
         try write(data[60_000...], at: 60_000)
-        digest.append(data[60_000...], at: 60_000, prefixWritten: false)
+        digest.append(data[60_000...], at: 60_000, writtenFrom: 60_000)
         try write(data[..<60_000], at: 0)
-        digest.append(data[..<60_000], at: 0, prefixWritten: false)
+        digest.append(data[..<60_000], at: 0, writtenFrom: 0)
         #expect(try digest.finish(length: 100_000) == SHA256.hexDigest(of: data))
         #expect(record.readBack.withLock { $0 } == [60_000..<100_000])
     }
@@ -111,22 +111,22 @@ import Testing
         let data = Self.bytes(90_000, seed: 3)
         try write(data[..<30_000], at: 0)  // kept from an earlier transfer
         try write(data[30_000...], at: 30_000)
-        digest.append(data[30_000...], at: 30_000, prefixWritten: true)
+        digest.append(data[30_000...], at: 30_000, writtenFrom: 0)
         #expect(try digest.finish(length: 90_000) == SHA256.hexDigest(of: data))
         #expect(record.readBack.withLock { $0 } == [0..<30_000])
         #expect(record.streamed.withLock { $0 } == 60_000)
     }
 
-    @Test func pastItsBacklogItStopsTakingChunksAndReadsTheRestBackAtTheEnd() throws {
+    @Test func pastItsBacklogAChunkIsLeftInTheFileAndReadBackAtTheEnd() throws {
         let record = Record()
         let gate = Gate()
         let digest = digest(record, backlogLimit: 100, gate: gate)
         let data = Self.bytes(180, seed: 4)
         try write(data, at: 0)
-        digest.append(data[0..<60], at: 0, prefixWritten: false)
+        digest.append(data[0..<60], at: 0, writtenFrom: 0)
         gate.waitUntilHeld()  // the first chunk is being hashed: its 60 bytes still count as queued
-        digest.append(data[60..<120], at: 60, prefixWritten: false)  // 120 > 100: not taken
-        digest.append(data[120..<180], at: 120, prefixWritten: false)  // not streaming any more
+        digest.append(data[60..<120], at: 60, writtenFrom: 60)  // 120 > 100: not taken
+        digest.append(data[120..<180], at: 120, writtenFrom: 120)  // past the frontier, in no run it reaches
         gate.release()
         #expect(try digest.finish(length: 180) == SHA256.hexDigest(of: data))
         #expect(record.streamed.withLock { $0 } == 60)
@@ -139,14 +139,30 @@ import Testing
         let digest = digest(record, backlogLimit: 100, gate: gate)
         let data = Self.bytes(180, seed: 12)
         try write(data, at: 0)
-        digest.append(data[0..<60], at: 0, prefixWritten: true)
+        digest.append(data[0..<60], at: 0, writtenFrom: 0)
         gate.waitUntilHeld()
-        digest.append(data[60..<120], at: 60, prefixWritten: true)  // over the backlog: left in the file
-        digest.append(data[120..<180], at: 120, prefixWritten: true)  // 60..<120 read back first; over again
+        digest.append(data[60..<120], at: 60, writtenFrom: 0)  // over the backlog: left in the file
+        digest.append(data[120..<180], at: 120, writtenFrom: 0)  // 60..<120 read back first; over again
         gate.release()
         #expect(try digest.finish(length: 180) == SHA256.hexDigest(of: data))
         #expect(record.streamed.withLock { $0 } == 60)
         #expect(record.readBack.withLock { $0 } == [60..<120, 120..<180])
+    }
+
+    @Test func aFrontierAtTheEndOfOneSegmentCatchesUpWithTheNextAsItIsWritten() throws {
+        let record = Record()
+        let digest = digest(record)
+        let data = Self.bytes(200, seed: 13)
+        // Segment 1 (100..<200) starts writing before segment 0 (0..<100) is done.
+        try write(data[100..<150], at: 100)
+        digest.append(data[100..<150], at: 100, writtenFrom: 100)  // past the frontier: left in the file
+        try write(data[0..<100], at: 0)
+        digest.append(data[0..<100], at: 0, writtenFrom: 0)  // the frontier reaches 100
+        try write(data[150..<200], at: 150)
+        digest.append(data[150..<200], at: 150, writtenFrom: 100)  // 100..<150 read back now, then this streamed
+        #expect(try digest.finish(length: 200) == SHA256.hexDigest(of: data))
+        #expect(record.streamed.withLock { $0 } == 150)
+        #expect(record.readBack.withLock { $0 } == [100..<150])
     }
 
     @Test func bytesWrittenAgainMakeHashingStartOver() throws {
@@ -154,11 +170,11 @@ import Testing
         let digest = digest(record)
         let first = Self.bytes(50_000, seed: 5)
         try write(first, at: 0)
-        digest.append(first, at: 0, prefixWritten: false)
+        digest.append(first, at: 0, writtenFrom: 0)
         // The file starts over from byte 0 (a `200` after a resume, a retry that starts over), with other bytes.
         let second = Self.bytes(50_000, seed: 6)
         try write(second, at: 0)
-        digest.append(second, at: 0, prefixWritten: false)
+        digest.append(second, at: 0, writtenFrom: 0)
         #expect(try digest.finish(length: 50_000) == SHA256.hexDigest(of: second))
         #expect(record.readBack.withLock { $0 }.isEmpty)
     }
@@ -168,11 +184,11 @@ import Testing
         let digest = digest(record)
         var data = Self.bytes(50_000, seed: 7)
         try write(data, at: 0)
-        digest.append(data, at: 0, prefixWritten: false)
+        digest.append(data, at: 0, writtenFrom: 0)
         // A rollback writes 10_000..<20_000 again, with other bytes: the digest cannot take back what it hashed.
         data.replaceSubrange(10_000..<20_000, with: Self.bytes(10_000, seed: 8))
         try write(data[10_000..<20_000], at: 10_000)
-        digest.append(data[10_000..<20_000], at: 10_000, prefixWritten: false)
+        digest.append(data[10_000..<20_000], at: 10_000, writtenFrom: 10_000)
         #expect(try digest.finish(length: 50_000) == SHA256.hexDigest(of: data))
         #expect(record.readBack.withLock { $0 } == [0..<50_000])
     }
@@ -181,7 +197,7 @@ import Testing
         let record = Record()
         let digest = digest(record)
         let data = Self.bytes(10_000, seed: 9)
-        digest.append(Self.bytes(5_000, seed: 10), at: 0, prefixWritten: false)
+        digest.append(Self.bytes(5_000, seed: 10), at: 0, writtenFrom: 0)
         digest.reset()  // the file was replaced whole
         try write(data, at: 0)
         #expect(try digest.finish(length: 10_000) == SHA256.hexDigest(of: data))
@@ -207,13 +223,13 @@ import Testing
                     held.append((chunk, Int64(offset)))
                 } else {
                     try write(chunk, at: Int64(offset))
-                    digest.append(chunk, at: Int64(offset), prefixWritten: false)
+                    digest.append(chunk, at: Int64(offset), writtenFrom: Int64(offset))
                 }
                 offset += count
             }
             for (chunk, offset) in held {
                 try write(chunk, at: offset)
-                digest.append(chunk, at: offset, prefixWritten: false)
+                digest.append(chunk, at: offset, writtenFrom: offset)
             }
             #expect(try digest.finish(length: Int64(size)) == SHA256.hexDigest(of: data), "round \(round)")
         }
@@ -229,11 +245,11 @@ import Testing
             let data = Self.bytes(40_000, seed: 11)
             try write(data, at: 0)
             for start in stride(from: 0, to: 40_000, by: 10_000) {
-                digest.append(data[start..<start + 10_000], at: Int64(start), prefixWritten: false)
+                digest.append(data[start..<start + 10_000], at: Int64(start), writtenFrom: Int64(start))
             }
             gate.waitUntilHeld()
             digest.stop()
-            digest.append(Data([1]), at: 40_000, prefixWritten: false)  // taken after the stop: ignored
+            digest.append(Data([1]), at: 40_000, writtenFrom: 40_000)  // taken after the stop: ignored
             gate.release()
             digest.drain()
         }

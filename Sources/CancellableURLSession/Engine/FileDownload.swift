@@ -263,7 +263,7 @@ final class FileDownload: @unchecked Sendable {
                 let bytes = data.dropFirst(held)  // shares `data`'s storage: the digest takes it without a copy
                 try handle.writeAll(bytes)
                 // The file holds every byte before these: bytes kept, or held, are read back on the hashing queue.
-                digest?.append(bytes, at: position + Int64(held), prefixWritten: true)
+                digest?.append(bytes, at: position + Int64(held), writtenFrom: 0)
             }
             state.advance(by: Int64(data.count))
             return true

@@ -353,6 +353,11 @@ struct SegmentSchedule: Sendable {
         return (write, false, finishSegment(index, at: now))
     }
 
+    /// Where the segment transfer `id` writes starts: every byte from there to the segment's frontier is written.
+    func segmentStart(of id: Int) -> Int64? {
+        transfers[id].map { segments[$0.segment].start }
+    }
+
     /// Undoes the bookkeeping of a write that failed: the bytes are not on disk.
     mutating func unwrite(_ write: Write, for id: Int) {
         guard let transfer = transfers[id] else { return }

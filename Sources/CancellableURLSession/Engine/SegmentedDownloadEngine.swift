@@ -55,7 +55,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let interval: TimeInterval
     /// Hashes completed pieces off the lock (``DownloadIntegrity/pieces``); `nil` without piece digests.
     private let checker: PieceChecker?
-    /// Hashes the file's first bytes as they are written in order (``DownloadIntegrity/sha256``); `nil` without it.
+    /// Hashes the file as it is written, from its first segment on (``DownloadIntegrity/sha256``); `nil` without it.
     private let digest: StreamingDigest?
 
     init(
@@ -212,12 +212,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var failure: Error?
         let (goOn, actions) = state.withLock { state -> (Bool, [SegmentSchedule.Action]) in
             guard state.phase == .running, let handle = state.handle else { return (false, []) }
+            let run = digest == nil ? nil : state.schedule.segmentStart(of: id)  // written from there to the write
             let (write, goOn, actions) = state.schedule.receive(data.count, for: id, at: now)
             guard let write, !write.range.isEmpty else { return (goOn, actions) }
             do {
                 let bytes = data.subdata(in: write.range)
                 try handle.writeAll(bytes, at: write.offset)
-                digest?.append(bytes, at: write.offset, prefixWritten: false)
+                digest?.append(bytes, at: write.offset, writtenFrom: run ?? write.offset)
                 check(write.offset..<(write.offset + Int64(write.range.count)), &state)
                 return (goOn, actions)
             } catch {

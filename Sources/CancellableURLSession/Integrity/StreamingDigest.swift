@@ -5,14 +5,14 @@ import PromiseCore
 /// serial queue of its own while the transfer goes on, and only what did not arrive that way is read back from the
 /// file at the end (``finish(length:)``).
 ///
-/// Writers hand each chunk over as it is written (``append(_:at:prefixWritten:)``), one at a time, in the order they
+/// Writers hand each chunk over as it is written (``append(_:at:writtenFrom:)``), one at a time, in the order they
 /// write: a chunk that continues the bytes handed over so far (the *frontier*) is queued for hashing — as the same
-/// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left for the end; a chunk
-/// below it means those bytes are being written again, so what was hashed is dropped and hashing starts over from
-/// offset 0. At most ``backlogLimit`` bytes wait on the queue: past that (a hashing thread slower than the network, as
-/// in a build without the optimizer) it stops taking chunks, so that memory stays bounded: a writer whose every byte
-/// before the chunk is in the file (a single transfer) has what was skipped read back on the queue before its next
-/// chunk, one read back at a time; any other has the rest read back at the end.
+/// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left in the file, read
+/// back on the queue once a chunk of the same run of written bytes shows that the frontier can reach it, or at the
+/// end; a chunk below the frontier means those bytes are being written again, so what was hashed is dropped and
+/// hashing starts over from offset 0. At most ``backlogLimit`` bytes of chunks wait on the queue: past that (a hashing
+/// thread slower than the network, as in a build without the optimizer) a chunk is left in the file too, so that
+/// memory stays bounded.
 ///
 /// Once the download ends without a file to check, ``stop()`` drops the work still queued: each queued operation then
 /// returns at once. The queued blocks hold this object only until they have run.
@@ -23,8 +23,8 @@ final class StreamingDigest: @unchecked Sendable {
     private struct Control {
         /// The bytes `0..<frontier` are hashed, or queued to be, in order.
         var frontier: Int64 = 0
-        /// Whether chunks at the frontier are still taken: `false` once the backlog overflowed (or reading back
-        /// failed), until hashing starts over.
+        /// Whether chunks at the frontier are still taken: `false` once reading back failed, until hashing starts
+        /// over.
         var streaming = true
         /// Bytes of chunks waiting on the queue.
         var queued = 0
@@ -81,10 +81,13 @@ final class StreamingDigest: @unchecked Sendable {
 
     /// `data` was written at `offset`.
     ///
-    /// - Parameter prefixWritten: whether every byte before `offset` is in the file (a single transfer writing a file
-    ///   from its start, or continuing bytes kept): then the bytes between the frontier and `offset` are read back
-    ///   on the queue, and the chunk is hashed after them.
-    func append(_ data: Data, at offset: Int64, prefixWritten: Bool) {
+    /// - Parameter runStart: where the bytes written just before `offset` start: every byte of `runStart..<offset`
+    ///   is in the file — `0` for a single transfer writing a file from its start or continuing bytes kept, the
+    ///   start of its segment for a segmented download's transfer, `offset` if nothing is known. If the frontier lies
+    ///   in that run, the bytes from the frontier to `offset` are read back on the queue (one read back queued at a
+    ///   time), and the chunk is hashed after them: a frontier that stopped at the end of one segment, or at a chunk
+    ///   skipped past the backlog, catches up during the transfer rather than after it.
+    func append(_ data: Data, at offset: Int64, writtenFrom runStart: Int64) {
         guard !data.isEmpty else { return }
         control.withLock { control in
             guard !control.stopped else { return }
@@ -94,22 +97,17 @@ final class StreamingDigest: @unchecked Sendable {
                 control.startOver()
                 operations.append(.reset)
             }
-            if prefixWritten, control.streaming, offset > control.frontier, !control.catchingUp {
+            if control.streaming, runStart <= control.frontier, control.frontier < offset, !control.catchingUp {
                 operations.append(.readBack(control.frontier..<offset))
                 control.frontier = offset
                 control.catchingUp = true
             }
-            if control.streaming, offset == control.frontier {
-                if control.queued + data.count <= backlogLimit {
-                    operations.append(.update(data))
-                    control.queued += data.count
-                    control.frontier += Int64(data.count)
-                } else if !prefixWritten {
-                    control.streaming = false  // the rest is read back at the end
-                }
-                // Else the chunk is left in the file, and read back before the next one: the hashing queue never
-                // waits for the end to catch up, but holds no more than the backlog.
+            if control.streaming, offset == control.frontier, control.queued + data.count <= backlogLimit {
+                operations.append(.update(data))
+                control.queued += data.count
+                control.frontier += Int64(data.count)
             }
+            // Else the chunk is left in the file: read back before a later chunk of the same run, or at the end.
             // Queued under the lock, so that the queue runs operations in the order the writes were made.
             for operation in operations { enqueue(operation, &control) }
         }
