@@ -20,10 +20,11 @@ import Foundation
 /// Each byte is hashed once, on a thread of the library's own, while the transfer goes on, so that verifying adds
 /// little to the time a download takes:
 ///
-/// - The SHA-256 is updated as the bytes are written in order: the whole body of a single-URL download, the first
-///   segment of a segmented one. Only what arrived otherwise — a segmented download's other segments, the bytes a
-///   resumed download kept, or everything past a backlog the hashing thread could not keep up with (a build without
-///   the optimizer) — is read back from the file, once the last byte is in.
+/// - The SHA-256 is updated as the bytes are written in order: the whole body of a single-URL download; a segmented
+///   download's segments one after the other, each as it arrives once the one before is complete. What could not be
+///   taken as it came — the bytes a resumed download kept, what a segment wrote before the one before it was
+///   complete, chunks past a backlog the hashing thread could not keep up with (a build without the optimizer) — is
+///   read back from the file on that thread, mostly while the transfer goes on; the rest once the last byte is in.
 /// - A segmented download checks each piece once, as soon as its last byte is written, reading it back while it is
 ///   still in the file system's cache; the file is not read again at the end. Other downloads check pieces with
 ///   the whole file, at the end.
