@@ -92,7 +92,7 @@ import Testing
         #expect(record.readBack.withLock { $0 }.isEmpty)
     }
 
-    @Test func bytesPastAGapAreReadBackAtTheEndOnlyFromTheFrontier() throws {
+    @Test func bytesPastAGapAreReadBackOnceTheFrontierReachesThem() throws {
         let record = Record()
         let digest = digest(record)
         let data = Self.bytes(100_000, seed: 2)
@@ -117,7 +117,7 @@ import Testing
         #expect(record.streamed.withLock { $0 } == 60_000)
     }
 
-    @Test func pastItsBacklogAChunkIsLeftInTheFileAndReadBackAtTheEnd() throws {
+    @Test func pastItsBacklogAChunkIsLeftInTheFileAndReadBackOnceTheQueueCanTakeIt() throws {
         let record = Record()
         let gate = Gate()
         let digest = digest(record, backlogLimit: 100, gate: gate)
@@ -125,12 +125,12 @@ import Testing
         try write(data, at: 0)
         digest.append(data[0..<60], at: 0, writtenFrom: 0)
         gate.waitUntilHeld()  // the first chunk is being hashed: its 60 bytes still count as queued
-        digest.append(data[60..<120], at: 60, writtenFrom: 60)  // 120 > 100: not taken
-        digest.append(data[120..<180], at: 120, writtenFrom: 120)  // past the frontier, in no run it reaches
+        digest.append(data[60..<120], at: 60, writtenFrom: 60)  // 120 > 100: left in the file, to read back
+        digest.append(data[120..<180], at: 120, writtenFrom: 120)  // over again: read back after the first
         gate.release()
         #expect(try digest.finish(length: 180) == SHA256.hexDigest(of: data))
         #expect(record.streamed.withLock { $0 } == 60)
-        #expect(record.readBack.withLock { $0 } == [60..<180])
+        #expect(record.readBack.withLock { $0 } == [60..<120, 120..<180])
     }
 
     @Test func aSingleWriterPastTheBacklogHasWhatWasSkippedReadBackBeforeItsNextChunk() throws {

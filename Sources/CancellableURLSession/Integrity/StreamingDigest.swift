@@ -8,8 +8,8 @@ import PromiseCore
 /// Writers hand each chunk over as it is written (``append(_:at:writtenFrom:)``), one at a time, in the order they
 /// write: a chunk that continues the bytes handed over so far (the *frontier*) is queued for hashing — as the same
 /// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left in the file, read
-/// back on the queue once a chunk of the same run of written bytes shows that the frontier can reach it, or at the
-/// end; a chunk below the frontier means those bytes are being written again, so what was hashed is dropped and
+/// back on the queue once the frontier reaches it (each writer says where the run of bytes it writes starts, so the
+/// digest knows which bytes are in the file), or at the end; a chunk below the frontier means those bytes are being written again, so what was hashed is dropped and
 /// hashing starts over from offset 0. At most ``backlogLimit`` bytes of chunks wait on the queue: past that (a hashing
 /// thread slower than the network, as in a build without the optimizer) a chunk is left in the file too, so that
 /// memory stays bounded.
@@ -34,13 +34,35 @@ final class StreamingDigest: @unchecked Sendable {
         var failed = false
         /// Whether a read back of bytes the queue skipped is queued: at most one is, so that the queue stays short.
         var catchingUp = false
+        /// Runs of bytes known to be in the file that the frontier has not reached, by where the frontier would
+        /// enter them: their ends. A handful: one per segment being written, or completed ahead of the frontier.
+        var runs: [Int64: Int64] = [:]
         var stopped = false
         /// Counts the times hashing started over: a read back queued before cannot mark the new start failed.
         var generation = 0
 
-        /// Hashing starts over from offset 0, with the operations still queued.
+        /// Hashing starts over from offset 0, with the operations still queued. The bytes in the file stay as they
+        /// are: the runs known to be written still are.
         mutating func startOver() {
-            self = Control(queued: queued, pending: pending, generation: generation + 1)
+            self = Control(queued: queued, pending: pending, runs: runs, generation: generation + 1)
+        }
+
+        /// The bytes `run` are in the file.
+        mutating func record(_ run: Range<Int64>) {
+            guard run.upperBound > frontier else { return }
+            runs[max(run.lowerBound, frontier)] = run.upperBound
+        }
+
+        /// A read back of the run of written bytes the frontier stands at, unless one is queued already.
+        mutating func catchUp() -> Operation? {
+            guard streaming, !catchingUp, let end = runs.removeValue(forKey: frontier), end > frontier else {
+                return nil
+            }
+            defer {
+                frontier = end
+                catchingUp = true
+            }
+            return .readBack(frontier..<end)
         }
     }
 
@@ -97,17 +119,16 @@ final class StreamingDigest: @unchecked Sendable {
                 control.startOver()
                 operations.append(.reset)
             }
-            if control.streaming, runStart <= control.frontier, control.frontier < offset, !control.catchingUp {
-                operations.append(.readBack(control.frontier..<offset))
-                control.frontier = offset
-                control.catchingUp = true
-            }
+            if runStart < offset { control.record(runStart..<offset) }
+            if let catchUp = control.catchUp() { operations.append(catchUp) }
             if control.streaming, offset == control.frontier, control.queued + data.count <= backlogLimit {
                 operations.append(.update(data))
                 control.queued += data.count
                 control.frontier += Int64(data.count)
             }
-            // Else the chunk is left in the file: read back before a later chunk of the same run, or at the end.
+            // Else the chunk is left in the file: read back once the frontier reaches it, or at the end.
+            control.record(runStart..<(offset + Int64(data.count)))
+            if let catchUp = control.catchUp() { operations.append(catchUp) }  // the frontier reached another run
             // Queued under the lock, so that the queue runs operations in the order the writes were made.
             for operation in operations { enqueue(operation, &control) }
         }
@@ -118,6 +139,7 @@ final class StreamingDigest: @unchecked Sendable {
         control.withLock { control in
             guard !control.stopped else { return }
             control.startOver()
+            control.runs = [:]  // replaced whole: what was written is gone
             enqueue(.reset, &control)
         }
     }
@@ -144,19 +166,26 @@ final class StreamingDigest: @unchecked Sendable {
     ///
     /// - Throws: the file system's error.
     func finish(length: Int64) throws -> String {
-        try queue.sync {
-            defer { control.withLock { $0.stopped = true } }
-            let (frontier, failed) = control.withLock { ($0.frontier, $0.failed) }
-            var start = frontier
-            if failed || frontier > length {
-                hash = SHA256()
-                start = 0
-            }
-            if start < length {
-                try readBack(start..<length)
-            }
-            return SHA256.hex(hash.finalize())
+        // A read back that ends queues the next one (``Control/catchUp()``): behind this wait, which then waits again.
+        while true {
+            if let digest = try queue.sync(execute: { try finishIfIdle(length: length) }) { return digest }
         }
+    }
+
+    /// On the queue: the digest, unless an operation is still queued (behind this one).
+    private func finishIfIdle(length: Int64) throws -> String? {
+        let (frontier, failed, pending) = control.withLock { ($0.frontier, $0.failed, $0.pending) }
+        guard pending == 0 else { return nil }
+        defer { control.withLock { $0.stopped = true } }
+        var start = frontier
+        if failed || frontier > length {
+            hash = SHA256()
+            start = 0
+        }
+        if start < length {
+            try readBack(start..<length)
+        }
+        return SHA256.hex(hash.finalize())
     }
 
     private func enqueue(_ operation: Operation, _ control: inout Control) {
@@ -186,10 +215,13 @@ final class StreamingDigest: @unchecked Sendable {
             control.pending -= 1
             if case .update(let data) = operation { control.queued -= data.count }
             guard control.generation == generation else { return }
-            if case .readBack = operation { control.catchingUp = false }
             if failed {
                 control.failed = true
                 control.streaming = false
+            }
+            if case .readBack = operation {
+                control.catchingUp = false
+                if let catchUp = control.catchUp() { enqueue(catchUp, &control) }  // what arrived meanwhile
             }
         }
     }
