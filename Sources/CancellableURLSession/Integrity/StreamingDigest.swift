@@ -2,17 +2,17 @@ import Foundation
 import PromiseCore
 
 /// A whole-file SHA-256 computed as the file is written: the bytes written in order from offset 0 are hashed on a
-/// serial queue of its own while the transfer goes on, and only what did not arrive that way is read back from the
-/// file at the end (``finish(length:)``).
+/// serial queue of its own while the transfer goes on, and what did not arrive that way is read back from the file on
+/// that queue — as soon as the hashed bytes reach it, or at the end (``finish(length:)``).
 ///
 /// Writers hand each chunk over as it is written (``append(_:at:writtenFrom:)``), one at a time, in the order they
 /// write: a chunk that continues the bytes handed over so far (the *frontier*) is queued for hashing — as the same
 /// `Data`, which URLSession never mutates, so no byte is copied; a chunk past the frontier is left in the file, read
 /// back on the queue once the frontier reaches it (each writer says where the run of bytes it writes starts, so the
-/// digest knows which bytes are in the file), or at the end; a chunk below the frontier means those bytes are being written again, so what was hashed is dropped and
-/// hashing starts over from offset 0. At most ``backlogLimit`` bytes of chunks wait on the queue: past that (a hashing
-/// thread slower than the network, as in a build without the optimizer) a chunk is left in the file too, so that
-/// memory stays bounded.
+/// digest knows which bytes are in the file), or at the end; a chunk below the frontier means those bytes are being
+/// written again, so what was hashed is dropped and hashing starts over from offset 0. At most ``backlogLimit`` bytes
+/// of chunks wait on the queue: past that (a hashing thread slower than the network, as in a build without the
+/// optimizer) a chunk is left in the file too, so that memory stays bounded.
 ///
 /// Once the download ends without a file to check, ``stop()`` drops the work still queued: each queued operation then
 /// returns at once. The queued blocks hold this object only until they have run.
