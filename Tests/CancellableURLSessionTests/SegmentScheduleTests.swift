@@ -561,6 +561,28 @@ import Testing
         #expect(schedule.verified == [true, false, false, false])
     }
 
+    @Test func aVerifiedPieceWrittenAgainAfterARollbackIsCheckedAgain() throws {
+        var schedule = SegmentSchedule(mirrors: 2, options: Self.options(), pieces: Self.pieces(50, of: 200))
+        let first = Self.started(schedule.begin(at: 0))
+        _ = schedule.accept(Self.partial(0, 99, of: 200, tag: nil), for: first[0].id, at: 0)
+        _ = schedule.accept(Self.partial(100, 199, of: 200, tag: nil), for: first[1].id, at: 0)
+        _ = schedule.receive(60, for: first[0].id, at: 1)
+        schedule.pieceVerified(0)
+        // Mirror 0 is dropped: without a validator its bytes prove nothing, and its segment starts again from 0.
+        _ = schedule.drop(0, .status(500), at: 1)
+        #expect(schedule.verified == [true, false, false, false])
+        let (_, _, actions) = schedule.receive(100, for: first[1].id, at: 2)
+        let again = try #require(Self.started(actions).first)
+        #expect(again.start == 0)
+        _ = schedule.accept(Self.partial(0, 99, of: 200, tag: nil), for: again.id, at: 2)
+        _ = schedule.receive(50, for: again.id, at: 3)
+        // The digest vouched for the bytes it read, not for these: piece 0 is checked again, and names its writer.
+        #expect(schedule.verified == [false, false, false, false])
+        #expect(schedule.completedPieces(overlapping: 0..<50) == [0])
+        #expect(schedule.authors[0] == [1])
+        #expect(!schedule.isComplete)
+    }
+
     @Test func aPieceSeveralMirrorsWroteThatFailsIsFetchedAgainByOneTransferAlone() {
         // A 100-byte file in pieces of 60: mirror 1 splits mirror 0's segment at 50, so piece 0 (0-60) has two
         // authors.

@@ -69,11 +69,20 @@ import FoundationNetworking
         defer { session.finishTasksAndInvalidate() }
         let reports = Shared<[TransferProgress]>([])
         let expected = DownloadIntegrity(length: Int64(size), sha256: SHA256.hexDigest(of: body))
-        _ = try await session.cancellableDownload(
-            from: server.url("/file"),
-            to: directory.destination,
-            verifying: expected
-        ) { reports.append($0) }
+        // The hashing queue is held in its first chunk until the download says it verifies: without that, a digest
+        // that kept up with the bytes would leave nothing to verify, and no `.verifying` to report.
+        let gate = StreamingDigestTests.Gate()
+        let hooks = DownloadHooks(willHashStreamed: { _ in gate.pass() })
+        _ = try await DownloadHooks.$current.withValue(hooks) {
+            session.cancellableDownload(
+                from: server.url("/file"),
+                to: directory.destination,
+                verifying: expected
+            ) { progress in
+                reports.append(progress)
+                if progress.phase == .verifying { gate.release() }
+            }
+        }
         .async()
 
         var seen = reports.current[...]
@@ -115,12 +124,20 @@ import FoundationNetworking
         options.segmentSize = 200_000
         let reports = Shared<[SegmentedDownloadProgress]>([])
         let expected = DownloadIntegrity(length: Int64(size), sha256: SHA256.hexDigest(of: body))
-        _ = try await session.segmentedDownload(
-            from: [server.url("/a"), server.url("/b")],
-            to: directory.destination,
-            verifying: expected,
-            options: options
-        ) { reports.append($0) }
+        // Held as above: a digest that kept up with every segment would leave nothing to verify.
+        let gate = StreamingDigestTests.Gate()
+        let hooks = DownloadHooks(willHashStreamed: { _ in gate.pass() })
+        _ = try await DownloadHooks.$current.withValue(hooks) {
+            session.segmentedDownload(
+                from: [server.url("/a"), server.url("/b")],
+                to: directory.destination,
+                verifying: expected,
+                options: options
+            ) { progress in
+                reports.append(progress)
+                if progress.phase == .verifying { gate.release() }
+            }
+        }
         .async()
 
         let seen = reports.current.dropFirst()

@@ -21,6 +21,13 @@ struct DownloadHooks: Sendable {
     /// On the delegate queue, once a transfer's fault is forgiven and the next one is scheduled
     /// (``DownloadAttempts``).
     var didScheduleRetry: (@Sendable () -> Void)?
+    /// On a hashing queue, before a chunk of so many bytes is hashed as it was written (``StreamingDigest``): a test
+    /// counts the bytes, or blocks the queue here.
+    var willHashStreamed: (@Sendable (Int) -> Void)?
+    /// On a hashing queue, before these bytes of the file are read back to be hashed (``StreamingDigest``).
+    var willReadBack: (@Sendable (Range<Int64>) -> Void)?
+    /// On the piece-hashing queue, before this piece is read back and hashed (``PieceChecker``).
+    var willHashPiece: (@Sendable (Int) -> Void)?
 
     @TaskLocal static var current = DownloadHooks()
 }

@@ -109,6 +109,16 @@ struct DownloadMachine: Sendable {
 
     var isRunning: Bool { stage == .running }
 
+    /// Whether the download stopped short of a verified file — failed, paused, cancelled — or has ended: what it
+    /// computes for its checks (a digest as the bytes arrive) is no longer wanted. A download being verified or
+    /// committed still needs it.
+    var hasStopped: Bool {
+        switch stage {
+        case .running, .verifying, .committing: false
+        case .stopping, .pausing, .ended: true
+        }
+    }
+
     /// What the file holds now, for resume data.
     private var kept: Kept {
         Kept(ranges: schedule.keptRanges, total: schedule.total, validator: schedule.validator)

@@ -28,6 +28,9 @@ final class FileDownload: @unchecked Sendable {
     /// from that resume data does not go back to a mirror that is down.
     private var source: URL
     private let integrity: DownloadIntegrity?
+    /// The file's SHA-256, hashed on a queue of its own as the body is written (``DownloadIntegrity/sha256``);
+    /// `nil` without one.
+    private let digest: StreamingDigest?
     /// Resolved when the download ends, for a resumable download.
     private let resumeData: ResumeDataSink?
     private var handle: FileHandle?
@@ -158,6 +161,7 @@ final class FileDownload: @unchecked Sendable {
         self.handle = handle
         self.state = state
         self.integrity = integrity
+        digest = integrity?.sha256 == nil ? nil : StreamingDigest { try partial.openForReading() }
         isResumed = resumed
         self.resumeData = resumeData
         keptAtStart = state.kept.count
@@ -259,10 +263,14 @@ final class FileDownload: @unchecked Sendable {
     func write(_ data: Data) -> Bool {
         guard let handle else { return true }
         defer { recordOnDisk() }  // a write that fails, or runs past the length, changes what an ending keeps
+        let position = state.progress?.bytesTransferred ?? 0
         guard let held = state.admit(Int64(data.count)).map(Int.init) else { return false }
         do {
             if held < data.count {
-                try handle.writeAll(data.dropFirst(held))
+                let bytes = data.dropFirst(held)  // shares `data`'s storage: the digest takes it without a copy
+                try handle.writeAll(bytes)
+                // The file holds every byte before these: bytes kept, or held, are read back on the hashing queue.
+                digest?.append(bytes, at: position + Int64(held), writtenFrom: 0)
             }
             state.advance(by: Int64(data.count))
             return true
@@ -284,6 +292,7 @@ final class FileDownload: @unchecked Sendable {
         handle = nil
         onDisk.withLock { $0 = nil }  // the file is replaced whole
         generation += 1
+        digest?.reset()
         do {
             guard let location else { throw URLError(.cannotOpenFile) }
             // Moved outside the lock — it may be a copy from another volume, which a `cancel()` must not wait for —
@@ -317,6 +326,7 @@ final class FileDownload: @unchecked Sendable {
     func cancelled(_ reason: CancellationReason) {
         let removes = reason != .paused || resumeData == nil
         cancellation.withLock { $0 = removes }
+        digest?.stop()  // the download ends without a file to check
         guard removes else { return }  // kept: flushed and handed out by the ending
         onDisk.withLock { $0 = nil }
         partial.remove()
@@ -358,10 +368,18 @@ final class FileDownload: @unchecked Sendable {
             guard attempts.abandonRetry() else { return }
         }
         if case .commit = ending, let integrity {
-            // Checked before the decision: a long check can still be paused or cancelled.
-            report(.verifying)
-            do { try integrity.verify(fileAt: partial.url) } catch { ending = .fail(error, keeping: nil) }
+            // Checked before the decision: a long check can still be paused or cancelled. The SHA-256 hashed the body
+            // as it was written: what is left is to wait for its queue and read back what it did not take.
+            if integrity.hasWorkLeft(forFileOf: kept.count, digest: digest, piecesVerified: false) {
+                report(.verifying)
+            }
+            do {
+                try integrity.verify(fileAt: partial.url, digest: digest)
+            } catch {
+                ending = .fail(error, keeping: nil)
+            }
         }
+        digest?.stop()  // no retry follows: what is still queued is dropped
         hooks.willDecide?()
         let decision = resolver.decide {
             hooks.didDecide?()

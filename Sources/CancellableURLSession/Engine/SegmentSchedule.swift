@@ -336,7 +336,13 @@ struct SegmentSchedule: Sendable {
             write = Write(offset: from, range: Int(from - pieceStart)..<Int(to - pieceStart))
             segments[index].done = to
             mirrors[transfer.mirror].written += to - from
-            for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 where !verified[piece] {
+            for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 {
+                // A verified piece written again (after a rollback) is checked again: the digest vouched for the
+                // bytes it read, not for these.
+                if verified[piece] {
+                    verified[piece] = false
+                    verifiedCount -= 1
+                }
                 authors[piece, default: []].insert(transfer.mirror)
             }
         }
@@ -344,6 +350,11 @@ struct SegmentSchedule: Sendable {
         // A segment this mirror completed: the faults it was forgiven before are behind it.
         if write != nil { mirrors[transfer.mirror].faultsInARow = 0 }
         return (write, false, finishSegment(index, at: now))
+    }
+
+    /// Where the segment transfer `id` writes starts: every byte from there to the segment's frontier is written.
+    func segmentStart(of id: Int) -> Int64? {
+        transfers[id].map { segments[$0.segment].start }
     }
 
     /// Undoes the bookkeeping of a write that failed: the bytes are not on disk.

@@ -63,6 +63,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let clock: any PromiseClock
     /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
     private let interval: TimeInterval
+    /// Hashes completed pieces off the lock (``DownloadIntegrity/pieces``); `nil` without piece digests.
+    private let checker: PieceChecker?
+    /// Hashes the file as it is written, from its first segment on (``DownloadIntegrity/sha256``); `nil` without it.
+    private let digest: StreamingDigest?
 
     init(
         transport: Transport,
@@ -78,7 +82,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
         let machine = DownloadMachine(schedule: schedule, keepsBytes: resumeData != nil)
-        state = Locked(State(machine: machine, handle: handle, reader: reader))
+        let state = Locked(State(machine: machine, handle: handle, reader: reader))
+        self.state = state
         self.resumeData = resumeData
         self.transport = transport
         self.router = router
@@ -89,6 +94,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         self.progress = progress
         clock = PromiseClocks.current
         interval = options.watchPeriod
+        let open: @Sendable () throws -> FileHandle = { try partial.openForReading() }
+        checker = integrity?.pieces.map { PieceChecker($0, open: open) }
+        // Its queued work is dropped once the download has stopped; a finishing download still needs it.
+        digest =
+            integrity?.sha256 == nil
+            ? nil : StreamingDigest(isRunning: { state.withLock { !$0.machine.hasStopped } }, open: open)
     }
 
     /// The time on ``clock``, which measures speeds as it counts stalls and rests: a test's `TestClock` drives all of
@@ -112,21 +123,14 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
         perform(actions)
         if state.withLock({ $0.schedule.pieces != nil }) {
-            // The pieces a resumed download kept whole are checked before they count: on the delegate queue, not on
-            // the caller's thread. What they cost is what the download then does.
+            // The pieces a resumed download kept whole are checked before they count, as any other piece: queued from
+            // the delegate queue, not from the caller's thread. What they cost is what the download then does.
             session.delegateQueue.addOperation { [self] in
-                var failure: Error?
-                let actions = state.withLock { state -> [DownloadMachine.Action] in
-                    guard let total = state.schedule.total else { return [] }
-                    do {
-                        return try check(state.machine.completedPieces(overlapping: 0..<total), &state)
-                    } catch {
-                        failure = error
-                        return []
-                    }
+                state.withLock { state in
+                    guard state.machine.isRunning, let total = state.schedule.total else { return }
+                    check(0..<total, &state)
                 }
-                perform(actions)
-                if let failure { fail(failure) } else { settle() }
+                settle()
             }
         } else if complete {
             // A resumed download that kept every byte has nothing to fetch: it ends on the delegate queue, as it would
@@ -135,21 +139,53 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
     }
 
-    /// Checks `pieces` — every byte of each written — against their digests, under the lock, reading them back from
-    /// the file: a piece that passes is final; one that fails is fetched again, and drops the mirror that wrote it.
+    /// Queues the pieces that the bytes `written` completed — every byte of each written, not verified yet — to be
+    /// checked against their digests on the checker's queue, off the lock (``PieceChecker``). Under the lock.
     ///
-    /// - Throws: the file system's error if a piece cannot be read: the download fails with it.
-    private func check(_ pieces: [Int], _ state: inout State) throws -> [DownloadMachine.Action] {
-        guard let digests = state.schedule.pieces, let total = state.schedule.total, let reader = state.reader else {
-            return []
+    /// A piece being checked is not queued again; if `written` wrote some of its bytes again, its verdict is not
+    /// trusted, and it is checked again once it is complete (``checked(_:_:)``).
+    private func check(_ written: Range<Int64>, _ state: inout State) {
+        guard let checker, let total = state.schedule.total else { return }
+        checker.touch(written)
+        checker.check(
+            state.machine.completedPieces(overlapping: written),
+            in: total,
+            isRunning: { [weak self] in self?.state.withLock { $0.machine.isRunning } ?? false },
+            verdict: { [weak self] piece, verdict in
+                guard let self else { return }
+                session.delegateQueue.addOperation { self.checked(piece, verdict) }
+            }
+        )
+    }
+
+    /// The verdict on `piece`, on the delegate queue: a piece that passed is final; one that failed is fetched again,
+    /// and drops the mirror that wrote it; one that could not be read fails the download. Ignored once the download
+    /// has stopped.
+    private func checked(_ piece: Int, _ verdict: PieceChecker.Verdict) {
+        var failure: Error?
+        let actions = state.withLock { state -> [DownloadMachine.Action] in
+            let holds = checker?.settle(piece) ?? false
+            guard state.machine.isRunning, let pieces = state.schedule.pieces, let total = state.schedule.total
+            else { return [] }
+            // A piece written again meanwhile, or given back by a rollback (its bytes are to be written again), is
+            // checked again once it is complete: the verdict is on bytes it may no longer hold.
+            let bytes = pieces.range(of: piece, in: total)
+            guard holds, state.machine.completedPieces(overlapping: bytes).contains(piece) else {
+                check(bytes, &state)
+                return []
+            }
+            switch verdict {
+            case .passed:
+                return state.machine.piece(piece, passed: true, at: now)
+            case .failed:
+                return state.machine.piece(piece, passed: false, at: now)
+            case .unreadable(let error):
+                failure = error
+                return []
+            }
         }
-        var actions: [DownloadMachine.Action] = []
-        for piece in pieces {
-            let actual = try digests.hexDigest(of: piece, in: total, readingFrom: reader)
-            let passed = actual == digests.sha256[piece].lowercased()
-            actions += state.machine.piece(piece, passed: passed, at: now)
-        }
-        return actions
+        perform(actions)
+        if let failure { fail(failure) } else { settle() }
     }
 
     /// Looks for stalls again in ``interval``, unless the download has stopped.
@@ -195,13 +231,15 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var failure: Error?
         let (goOn, actions) = state.withLock { state -> (Bool, [DownloadMachine.Action]) in
             guard let handle = state.handle else { return (false, []) }
+            let run = digest == nil ? nil : state.schedule.segmentStart(of: id)  // written from there to the write
             let (write, goOn, actions) = state.machine.receive(data.count, for: id, at: now)
             guard let write, !write.range.isEmpty else { return (goOn, actions) }
             do {
-                try handle.writeAll(data.subdata(in: write.range), at: write.offset)
-                let written = write.offset..<(write.offset + Int64(write.range.count))
-                let checked = try check(state.machine.completedPieces(overlapping: written), &state)
-                return (goOn, actions + checked)
+                let bytes = data.subdata(in: write.range)
+                try handle.writeAll(bytes, at: write.offset)
+                digest?.append(bytes, at: write.offset, writtenFrom: run ?? write.offset)
+                check(write.offset..<(write.offset + Int64(write.range.count)), &state)
+                return (goOn, actions)
             } catch {
                 state.machine.unwrite(write, for: id)
                 failure = error
@@ -325,8 +363,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             let size = try PartialFile.size(of: partial.url)
             if size != total { throw DownloadIntegrityError.lengthMismatch(expected: total, actual: size) }
             if let integrity {
-                if context.reporting { progress?(snapshot.with(phase: .verifying)) }
-                try integrity.verify(fileAt: partial.url)
+                // Every piece passed already (the machine completes only then), and the SHA-256 hashed the bytes
+                // that came in order as they came: what is left is to read back the rest.
+                if context.reporting, integrity.hasWorkLeft(forFileOf: total, digest: digest, piecesVerified: true) {
+                    progress?(snapshot.with(phase: .verifying))
+                }
+                try integrity.verify(fileAt: partial.url, digest: digest, piecesVerified: true)
             }
             outcome = .fulfilled(
                 SegmentedDownloadResult(url: partial.destination, totalBytes: total, mirrors: snapshot.mirrors)

@@ -14,6 +14,22 @@ import Foundation
 /// A mismatch rejects the download with ``DownloadIntegrityError`` and removes what was downloaded; a file already
 /// at the destination stays as it was. This also makes a race of mirrors, or a download resumed from another
 /// mirror, safe against a mirror that serves a different file.
+///
+/// ## What verifying costs
+///
+/// Each byte is hashed once, on a thread of the library's own, while the transfer goes on, so that verifying adds
+/// little to the time a download takes:
+///
+/// - The SHA-256 is updated as the bytes are written in order: the whole body of a single-URL download; a segmented
+///   download's segments one after the other, each as it arrives once the one before is complete. What could not be
+///   taken as it came — the bytes a resumed download kept, what a segment wrote before the one before it was
+///   complete, chunks past a backlog the hashing thread could not keep up with (a build without the optimizer) — is
+///   read back from the file on that thread, mostly while the transfer goes on; the rest once the last byte is in.
+/// - A segmented download checks each piece once, as soon as its last byte is written, reading it back while it is
+///   still in the file system's cache; the file is not read again at the end. Other downloads check pieces with
+///   the whole file, at the end.
+///
+/// Progress reports ``TransferPhase/verifying`` only while something is left to hash once the last byte is in.
 public struct DownloadIntegrity: Sendable, Hashable, Codable {
     /// The file's length in bytes, if it is to be checked.
     public var length: Int64?
@@ -69,20 +85,24 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
     }
 
     /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected.
-    func verify(fileAt url: URL) throws {
-        if let length {
-            let actual = try PartialFile.size(of: url)
-            guard actual == length else {
-                throw DownloadIntegrityError.lengthMismatch(expected: length, actual: actual)
-            }
+    ///
+    /// - Parameters:
+    ///   - digest: the file's SHA-256 as far as it was hashed while the file was written: only the bytes it did not
+    ///     hash are read back. Without it, the whole file is read.
+    ///   - piecesVerified: whether every piece was checked already (a segmented download checks each as it
+    ///     completes, and completes only once each passed): they are not read again.
+    func verify(fileAt url: URL, digest: StreamingDigest? = nil, piecesVerified: Bool = false) throws {
+        let size = try PartialFile.size(of: url)
+        if let length, size != length {
+            throw DownloadIntegrityError.lengthMismatch(expected: length, actual: size)
         }
         if let sha256 {
-            let actual = try SHA256.hexDigest(ofFileAt: url)
+            let actual = try digest?.finish(length: size) ?? SHA256.hexDigest(ofFileAt: url)
             guard actual == sha256.lowercased() else {
                 throw DownloadIntegrityError.sha256Mismatch(expected: sha256.lowercased(), actual: actual)
             }
         }
-        if let pieces, let length {
+        if let pieces, let length, !piecesVerified {
             let handle = try FileHandle(forReadingFrom: url)
             defer { try? handle.close() }
             for piece in pieces.sha256.indices {
@@ -93,6 +113,15 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
                 }
             }
         }
+    }
+
+    /// Whether ``verify(fileAt:digest:piecesVerified:)`` still has bytes to hash for a file of `length` bytes: what
+    /// a download reports as its `verifying` phase. Checking the length alone, or finalizing a digest that hashed
+    /// every byte as it was written, costs nothing worth reporting.
+    func hasWorkLeft(forFileOf length: Int64, digest: StreamingDigest?, piecesVerified: Bool) -> Bool {
+        if pieces != nil, !piecesVerified { return true }
+        guard sha256 != nil else { return false }
+        return !(digest?.isCaughtUp(to: length) ?? false)
     }
 }
 

@@ -15,7 +15,8 @@ public enum TransferPhase: Sendable, Hashable {
     case connecting
     /// Bytes are arriving (or, for an upload, leaving).
     case transferring
-    /// Every byte has arrived; the file is being checked against its `DownloadIntegrity`.
+    /// Every byte has arrived; the file is being checked against its `DownloadIntegrity`: reported only while
+    /// bytes are left to hash, not when they were all hashed as they arrived.
     case verifying
     /// The file is complete and checked, and is being moved over the destination.
     case movingIntoPlace
