@@ -34,13 +34,28 @@ func continueElsewhere(
 }
 
 // Sources/CancellableURLSession/CancellableURLSession.docc/DownloadingFromManyMirrors.md, block 4
-func resume(_ saved: DownloadResumeData, from mirrors: [URL]) -> CancellablePromise<(url: URL, response: URLResponse)> {
-    guard let mirror = mirrors.first else { return CancellablePromise(error: URLError(.cannotConnectToHost)) }
+/// Resumes `saved` from each of `mirrors` in turn until one finishes it. If every mirror fails, the promise rejects
+/// with the last mirror's error, and `keep` receives what the bytes kept are then named by: save it, or the partial
+/// file stays on disk with nothing naming it.
+func resume(
+    _ saved: DownloadResumeData,
+    from mirrors: [URL],
+    keep: @escaping @Sendable (DownloadResumeData) -> Void
+) -> CancellablePromise<(url: URL, response: URLResponse)> {
+    guard let mirror = mirrors.first else {
+        keep(saved)
+        return CancellablePromise(error: URLError(.badURL))  // no mirror to try
+    }
     let attempt = URLSession.shared.resumeDownload(saved, from: URLRequest(url: mirror))
     return attempt.promise.recover { error in
         // A mirror that is down keeps the bytes: try the next one from the resume data it gave back.
-        attempt.resumeData.asCancellable().then { kept in
-            kept.map { resume($0, from: Array(mirrors.dropFirst())) } ?? CancellablePromise(error: error)
+        attempt.resumeData.asCancellable().then { kept -> CancellablePromise<(url: URL, response: URLResponse)> in
+            guard let kept else { return CancellablePromise(error: error) }  // nothing left to resume
+            guard mirrors.count > 1 else {
+                keep(kept)  // every mirror failed: the bytes stay, named by this
+                return CancellablePromise(error: error)
+            }
+            return resume(kept, from: Array(mirrors.dropFirst()), keep: keep)
         }
     }
 }
