@@ -99,6 +99,27 @@ extension FileHandle {
         return data
     }
 
+    /// Reads the bytes `bytes` of the file in reads of at most `pieceSize` bytes (`pread(2)`), handing each to `body`
+    /// in order: what a digest of part of a file reads, in memory a piece at a time.
+    ///
+    /// - Parameter stopped: asked before each read; once it says `true`, the reading stops with `CancellationError`.
+    /// - Throws: the system's error (`POSIXError`), `EIO` if the file ends before `bytes` does, or
+    ///   `CancellationError`.
+    func readAll(
+        _ bytes: Range<Int64>,
+        pieceSize: Int = 1 << 20,
+        stopped: () -> Bool = { false },
+        _ body: (Data) -> Void
+    ) throws {
+        var offset = bytes.lowerBound
+        while offset < bytes.upperBound {
+            if stopped() { throw CancellationError() }
+            let count = Int(min(bytes.upperBound - offset, Int64(pieceSize)))
+            body(try readAll(count: count, at: offset))
+            offset += Int64(count)
+        }
+    }
+
     /// Calls `operation` until it is not interrupted by a signal (`EINTR`).
     ///
     /// - Returns: its non-negative result.

@@ -55,14 +55,8 @@ public struct PieceDigests: Sendable, Hashable, Codable {
     /// The lowercase hexadecimal SHA-256 of piece `piece` of a file of `fileLength` bytes, read from `handle` in
     /// reads of at most 1 MiB.
     func hexDigest(of piece: Int, in fileLength: Int64, readingFrom handle: FileHandle) throws -> String {
-        let bytes = range(of: piece, in: fileLength)
         var hash = SHA256()
-        var offset = bytes.lowerBound
-        while offset < bytes.upperBound {
-            let count = Int(min(bytes.upperBound - offset, 1 << 20))
-            hash.update(try handle.readAll(count: count, at: offset))
-            offset += Int64(count)
-        }
+        try handle.readAll(range(of: piece, in: fileLength)) { hash.update($0) }
         return SHA256.hex(hash.finalize())
     }
 }

@@ -231,13 +231,7 @@ final class StreamingDigest: @unchecked Sendable {
         hooks.willReadBack?(bytes)
         let handle = try open()
         defer { try? handle.close() }
-        var offset = bytes.lowerBound
-        while offset < bytes.upperBound {
-            // A download stopped meanwhile (a cancel during the last read back) does not wait for the rest.
-            if control.withLock({ $0.stopped }) { throw CancellationError() }
-            let count = Int(min(bytes.upperBound - offset, 1 << 20))
-            hash.update(try handle.readAll(count: count, at: offset))
-            offset += Int64(count)
-        }
+        // A download stopped meanwhile (a cancel during the last read back) does not wait for the rest.
+        try handle.readAll(bytes, stopped: { control.withLock { $0.stopped } }) { hash.update($0) }
     }
 }
