@@ -55,7 +55,7 @@ extension URLSession {
             return self.download(
                 request,
                 into: download,
-                transport: policy.retries > 0 ? lastingTransport : transport,
+                transport: transport(retrying: policy),
                 retrying: policy,
                 file: file,
                 line: line,
@@ -213,6 +213,12 @@ extension URLSession {
         }
     }
 
+    /// Where a single-URL download that retries as `policy` says runs: one that may make a request after it started
+    /// runs where the app cannot invalidate its session under it (``lastingTransport``).
+    private func transport(retrying policy: DownloadRetryPolicy) -> Transport {
+        policy.retries > 0 ? lastingTransport : transport
+    }
+
     /// A resumable download of `request` into the file `makeFile` prepares (given where the transfer runs, and what
     /// receives the resume data); rejected at once if `makeFile` throws.
     private func resumable(
@@ -223,7 +229,7 @@ extension URLSession {
         progress: (@Sendable (TransferProgress) -> Void)?,
         into makeFile: (Transport, @escaping FileDownload.ResumeDataSink) throws -> FileDownload
     ) -> ResumableDownload {
-        let transport = policy.retries > 0 ? lastingTransport : transport
+        let transport = transport(retrying: policy)
         let (resumeData, deliver) = Guarantee<DownloadResumeData?>.pending()
         do {
             if let problem = policy.problem { throw DownloadError.invalidRetryPolicy(problem) }
