@@ -88,6 +88,12 @@ struct DownloadState {
         return TransferProgress(bytesTransferred: position, totalBytesExpected: kept.totalBytes)
     }
 
+    /// The file offset of the body's next byte; `nil` unless the body is being written.
+    var position: Int64? {
+        guard case .writing(_, let position, _) = phase else { return nil }
+        return position
+    }
+
     // MARK: The response
 
     /// Decides what the response's body is: the file from byte 0, the rest of the bytes kept, or neither.

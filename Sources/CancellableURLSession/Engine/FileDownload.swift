@@ -263,7 +263,7 @@ final class FileDownload: @unchecked Sendable {
     func write(_ data: Data) -> Bool {
         guard let handle else { return true }
         defer { recordOnDisk() }  // a write that fails, or runs past the length, changes what an ending keeps
-        let position = state.progress?.bytesTransferred ?? 0
+        let position = state.position ?? 0  // where the first of these bytes goes in the file
         guard let held = state.admit(Int64(data.count)).map(Int.init) else { return false }
         do {
             if held < data.count {

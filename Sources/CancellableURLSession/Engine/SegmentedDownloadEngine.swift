@@ -110,11 +110,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
         let (actions, complete, snapshot) = state.withLock { state in
             state.resolver = resolver
-            let snapshot = Self.progress(of: state.schedule, requests: requests, speed: state.speed)
+            // Built only when someone reads it, as every report.
+            let snapshot =
+                progress == nil ? nil : Self.progress(of: state.schedule, requests: requests, speed: state.speed)
             return (state.machine.begin(at: now), state.schedule.isComplete, snapshot)
         }
         scheduleWatch()
-        if let progress, !actions.isEmpty {
+        if let progress, let snapshot, !actions.isEmpty {
             // Said before the first request is sent, on the delegate queue: it comes before any of their callbacks.
             session.delegateQueue.addOperation { [self] in
                 // Unless the download stopped meanwhile: a stopped download reports nothing.
