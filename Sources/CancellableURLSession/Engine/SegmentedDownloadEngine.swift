@@ -17,8 +17,6 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private struct State {
         var machine: DownloadMachine
         var handle: FileHandle?
-        /// Reads pieces back to check their digests (``DownloadIntegrity/pieces``); `nil` without them.
-        var reader: FileHandle?
         /// What stops each running request.
         var cancels: [Int: @Sendable () -> Void] = [:]
         /// Requests cancelled before their cancel closure was stored.
@@ -37,11 +35,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         /// written after the step that stopped it.
         mutating func step<T>(_ step: (inout DownloadMachine) -> T) -> T {
             let result = step(&machine)
-            if !machine.isRunning, handle != nil || reader != nil {
-                try? handle?.close()
-                try? reader?.close()
+            if !machine.isRunning, let file = handle {
+                try? file.close()
                 handle = nil
-                reader = nil
             }
             return result
         }
@@ -74,7 +70,6 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         requests: [URLRequest],
         partial: PartialFile,
         handle: FileHandle,
-        reader: FileHandle?,
         schedule: SegmentSchedule,
         integrity: DownloadIntegrity?,
         options: SegmentedDownloadOptions,
@@ -82,7 +77,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     ) {
         let machine = DownloadMachine(schedule: schedule, keepsBytes: resumeData != nil)
-        let state = Locked(State(machine: machine, handle: handle, reader: reader))
+        let state = Locked(State(machine: machine, handle: handle))
         self.state = state
         self.resumeData = resumeData
         self.transport = transport

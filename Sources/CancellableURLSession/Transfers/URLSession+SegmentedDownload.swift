@@ -316,22 +316,12 @@ extension URLSession {
             guard let router = transport.router else { throw SegmentedDownloadError.needsLiveDelivery }
             try integrity?.validate()
             let (partial, handle, schedule) = try prepare()
-            let reader: FileHandle?
-            do {
-                reader = try integrity?.pieces.map { _ in try partial.openForReading() }
-            } catch {
-                try? handle.close()
-                partial.remove()
-                PartialFile.release(partial.url)
-                throw error
-            }
             engine = SegmentedDownloadEngine(
                 transport: transport,
                 router: router,
                 requests: mirrors,
                 partial: partial,
                 handle: handle,
-                reader: reader,
                 schedule: schedule,
                 integrity: integrity,
                 options: options,
