@@ -69,15 +69,15 @@ final class DownloadAttempts: @unchecked Sendable {
             }
             task = transport.session.dataTask(with: request)
             cancel = router.register(
-                TransferDelegate(sink: .file(download, resolver), reportsUpload: false, progress: progress),
+                TransferDelegate(FileTransferSink(download, resolver, progress: progress)),
                 for: task
             )
         } else {
             let cancellation = TaskCancellation()
-            let (download, resolver, progress) = (download, resolver, progress)
+            let sink = FileTransferSink(download, resolver, progress: progress)
             task = transport.session.downloadTask(with: request) { location, response, error in
                 cancellation.complete()
-                URLSession.completeDownload(download, resolver, location, response, error, progress: progress)
+                sink.complete(downloadedTo: location, response: response, error: error)
             }
             cancel = { cancellation.cancel(task) }
         }

@@ -281,7 +281,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
                 let task = session.dataTask(with: request)
                 let cancel = router.register(
-                    TransferDelegate(sink: .segment(self, id), reportsUpload: false, progress: nil),
+                    TransferDelegate(SegmentTransferSink(engine: self, id: id)),
                     for: task
                 )
                 let cancelled = state.withLock { state -> Bool in

@@ -6,13 +6,13 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-/// Receives one task's callbacks (routed by ``TransferRouter``) and ends its transfer: resolves a data or upload
-/// transfer's promise itself, and hands a download's response, body and ending to its ``FileDownload``.
+/// Receives one task's callbacks (routed by ``TransferRouter``) and hands them to the task's ``TransferSink``, which
+/// says what becomes of the answer: a data or upload transfer's body in memory, a download's file, a segment's range.
 ///
 /// URLSession calls its delegate on the session's delegate queue, one callback at a time, so the state below is
 /// confined to that queue. Cancelling the promise runs its cancel handler on the cancelling thread, which only cancels
 /// the task, through ``cancel(_:)``; whether a download's ending or that cancellation wins is decided under the
-/// promise's cancellation lock, in ``FileDownload/finish(taskError:statusError:response:resolver:)``.
+/// promise's cancellation lock, by the download.
 ///
 /// Cancelling the task and answering URLSession's questions (whether to follow a redirect, how to go on after a
 /// response) are serialised: swift-corelibs-foundation ends the process ("Received callback for HTTP redirection,
@@ -20,43 +20,17 @@ import FoundationNetworking
 /// HTTP protocol does not wait for the answer to a response; its other protocols do, with the same check). An answer
 /// is given only if the task was not cancelled first; a cancelled task ends with its cancellation error without it.
 final class TransferDelegate: @unchecked Sendable {
-    enum Sink {
-        /// Collect the body in memory, and resolve with it.
-        case memory(Resolver<(data: Data, response: URLResponse)>)
-        /// Write the body to a file as it arrives; the download ends through `resolver`.
-        case file(FileDownload, DecidingResolver<FileDownload.Outcome>)
-        /// One range of a segmented download: its engine checks the response and writes the bytes.
-        case segment(SegmentedDownloadEngine, Int)
-    }
-
-    private let sink: Sink
-    private let progress: (@Sendable (TransferProgress) -> Void)?
-    private let reportsUpload: Bool
+    private let sink: any TransferSink
     /// Cancels the task at most once and never after its completion; its lock also covers each answer to URLSession.
     private let cancellation = TaskCancellation()
     /// Where a test cancels the transfer just before an answer; read once, when the transfer is made.
     private let hooks = DownloadHooks.current
-    /// What happens to the response's body: collected for a data or upload transfer; for a download, what its file
-    /// decided when the response arrived.
-    private var bodyAction: DownloadState.BodyAction
-    private var body = Data()
-    private var received: Int64 = 0
     private var response: URLResponse?
-    /// The speed reported with the progress, measured on the clock current when the transfer was made.
-    private var speed = TransferSpeed()
-    private let clock = PromiseClocks.current
+    /// Whether the sink refused the body, or stopped taking it: what still arrives of it is dropped.
+    private var refused = false
 
-    /// The speed once `total` bytes have been transferred, now.
-    private func measure(_ total: Int64) -> Double? {
-        speed.record(total: total, at: clock.elapsed)
-        return speed.bytesPerSecond
-    }
-
-    init(sink: Sink, reportsUpload: Bool, progress: (@Sendable (TransferProgress) -> Void)?) {
+    init(_ sink: any TransferSink) {
         self.sink = sink
-        self.reportsUpload = reportsUpload
-        self.progress = progress
-        if case .memory = sink { bodyAction = .collect } else { bodyAction = .write(truncating: false) }
     }
 
     /// Cancels the task, unless it was cancelled already or has completed; never between a question of URLSession's
@@ -79,16 +53,8 @@ final class TransferDelegate: @unchecked Sendable {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         self.response = response
-        switch sink {
-        case .memory:
-            return answer { completionHandler(.allow) }
-        case .file(let file, _):
-            // A `.collect` is an error body, which is not the file the caller asked for: it is kept for the error.
-            bodyAction = file.accept(response)
-        case .segment(let engine, let id):
-            bodyAction = engine.accept(response, for: id) ? .write(truncating: false) : .cancel
-        }
-        guard bodyAction != .cancel else {
+        guard sink.accept(response) else {
+            refused = true
             answer { completionHandler(.cancel) }
             // swift-corelibs-foundation ignores `.cancel` and would read the whole refused body: stop the task too,
             // so that no more than what is already buffered crosses the network.
@@ -110,33 +76,10 @@ final class TransferDelegate: @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        switch bodyAction {
-        case .ignore, .cancel:
-            return
-        case .collect:
-            received += Int64(data.count)
-            body.append(data)
-            guard !reportsUpload, let progress else { return }
-            let expected = dataTask.response?.expectedContentLength ?? -1
-            progress(
-                TransferProgress(
-                    bytesTransferred: received,
-                    totalBytesExpected: expected >= 0 ? expected : nil,
-                    phase: .transferring,
-                    bytesPerSecond: measure(received)
-                )
-            )
-        case .write:
-            switch sink {
-            case .memory:
-                preconditionFailure("Only a download writes a file")
-            case .file(let file, _):
-                guard file.write(data) else { return cancel(dataTask) }
-                received += Int64(data.count)
-                if let progress, let report = file.progress { progress(report.with(bytesPerSecond: measure(received))) }
-            case .segment(let engine, let id):
-                if !engine.receive(data, for: id) { cancel(dataTask) }
-            }
+        guard !refused else { return }
+        if !sink.receive(data) {
+            refused = true
+            cancel(dataTask)
         }
     }
 
@@ -147,35 +90,12 @@ final class TransferDelegate: @unchecked Sendable {
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {
-        guard reportsUpload, let progress else { return }
-        progress(
-            TransferProgress(
-                bytesTransferred: totalBytesSent,
-                totalBytesExpected: totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil,
-                phase: .transferring,
-                bytesPerSecond: measure(totalBytesSent)
-            )
-        )
+        sink.sent(totalBytesSent, of: totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         cancellation.complete()
-        let response = response ?? task.response
-        switch sink {
-        case .memory(let resolver):
-            resolver.resolve(URLSession.outcome(of: body, response, error))
-        case .file(let file, let resolver):
-            let statusError = bodyAction == .collect ? HTTPStatusError(checking: response, body: body) : nil
-            file.finish(
-                taskError: error,
-                statusError: statusError,
-                response: response,
-                resolver: resolver,
-                progress: progress
-            )
-        case .segment(let engine, let id):
-            engine.complete(id, error: error)
-        }
+        sink.complete(response: response ?? task.response, error: error)
     }
 }
 

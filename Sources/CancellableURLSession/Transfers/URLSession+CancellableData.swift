@@ -44,7 +44,7 @@ extension URLSession {
             if let router = transport.router {
                 task = transport.session.dataTask(with: request)
                 cancel = router.register(
-                    TransferDelegate(sink: .memory(resolver), reportsUpload: false, progress: progress),
+                    TransferDelegate(MemoryTransferSink(resolver, reportsUpload: false, progress: progress)),
                     for: task
                 )
             } else {
@@ -114,7 +114,7 @@ extension URLSession {
             if let router = transport.router {
                 task = transport.session.uploadTask(with: request, from: body)
                 cancel = router.register(
-                    TransferDelegate(sink: .memory(resolver), reportsUpload: true, progress: progress),
+                    TransferDelegate(MemoryTransferSink(resolver, reportsUpload: true, progress: progress)),
                     for: task
                 )
             } else {

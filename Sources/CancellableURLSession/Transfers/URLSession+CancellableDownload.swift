@@ -294,36 +294,4 @@ extension URLSession {
             }
         )
     }
-
-    /// Ends a download on a session without live delivery: the whole body arrived at `location` at once.
-    static func completeDownload(
-        _ file: FileDownload,
-        _ resolver: DecidingResolver<FileDownload.Outcome>,
-        _ location: URL?,
-        _ response: URLResponse?,
-        _ error: Error?,
-        progress: (@Sendable (TransferProgress) -> Void)?
-    ) {
-        var statusError: Error?
-        if error == nil, let response {
-            switch file.accept(response) {
-            case .write:
-                if let size = file.fill(from: location) {
-                    progress?(TransferProgress(bytesTransferred: size, totalBytesExpected: size))
-                }
-            case .collect:
-                let body = location.flatMap { try? PartialFile.contents(of: $0) } ?? Data()
-                statusError = HTTPStatusError(checking: response, body: body)
-            case .ignore, .cancel:
-                break  // the file already holds every byte (a 416), or the ending says why not
-            }
-        }
-        file.finish(
-            taskError: error,
-            statusError: statusError,
-            response: response,
-            resolver: resolver,
-            progress: progress
-        )
-    }
 }
