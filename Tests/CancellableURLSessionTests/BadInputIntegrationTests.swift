@@ -46,12 +46,16 @@ import FoundationNetworking
         defer { server.stop() }
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("missing-\(UUID()).bin")
         let request = URLRequest(url: server.url("/missing"))
-        let error = await failure(
-            of: DownloadIntegrationTests().makeSession(mode).cancellableDownload(for: request, to: destination)
-        )
+        let reports = Locked<[TransferProgress]>([])
+        let download = DownloadIntegrationTests().makeSession(mode).cancellableDownload(for: request, to: destination) {
+            progress in reports.withLock { $0.append(progress) }
+        }
+        let error = await failure(of: download)
         #expect((error as? HTTPStatusError)?.statusCode == 404)
         #expect((error as? HTTPStatusError)?.body == Data(body.utf8))
         #expect(!FileManager.default.fileExists(atPath: destination.path))
+        // The error's body is not the file: no byte of it counts as the download's progress.
+        #expect(reports.withLock { $0 }.allSatisfy { $0.bytesTransferred == 0 }, "\(reports.withLock { $0 })")
     }
 
     @Test(arguments: Mode.allCases)
