@@ -12,9 +12,13 @@ import FoundationNetworking
 /// The machine, the file handles and the transfers' cancel closures are behind one lock. Requests are started and
 /// cancelled outside it, as are the progress reports and the ending. URLSession delivers each transfer's callbacks
 /// on the session's delegate queue, one at a time; the stall timer and a cancellation come from other threads.
+///
+/// Its ending — checking the complete file, settling the promise, the resume data — is in
+/// `SegmentedDownloadEngine+Ending.swift`; what that file reads is internal only because `private` does not reach
+/// across files.
 final class SegmentedDownloadEngine: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, behind its lock.
-    private struct State {
+    struct State {
         var machine: DownloadMachine
         var handle: FileHandle?
         /// What stops each running request.
@@ -43,18 +47,18 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
     }
 
-    private let state: Locked<State>
+    let state: Locked<State>
     /// Where the requests run: held for as long as the download, with the app's session it stands for.
     private let transport: Transport
     private var session: URLSession { transport.session }
     private let router: TransferRouter
-    private let requests: [URLRequest]
-    private let partial: PartialFile
-    private let integrity: DownloadIntegrity?
+    let requests: [URLRequest]
+    let partial: PartialFile
+    let integrity: DownloadIntegrity?
     private let options: SegmentedDownloadOptions
-    private let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
+    let progress: (@Sendable (SegmentedDownloadProgress) -> Void)?
     /// Receives a resumable download's resume data, or `nil`, once it ends; `nil` for a download that cannot pause.
-    private let resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
+    let resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)?
     /// What the stall watch waits on: `PromiseClocks.current` when the download was made.
     private let clock: any PromiseClock
     /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
@@ -62,7 +66,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Hashes completed pieces off the lock (``DownloadIntegrity/pieces``); `nil` without piece digests.
     private let checker: PieceChecker?
     /// Hashes the file as it is written, from its first segment on (``DownloadIntegrity/sha256``); `nil` without it.
-    private let digest: StreamingDigest?
+    let digest: StreamingDigest?
 
     init(
         transport: Transport,
@@ -272,7 +276,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     // MARK: Carrying out
 
-    private func perform(_ actions: [DownloadMachine.Action], _ context: Context = Context()) {
+    func perform(_ actions: [DownloadMachine.Action], _ context: Context = Context()) {
         for action in actions {
             switch action {
             case .transfer(.start(let id, let mirror, let start, let end)):
@@ -342,148 +346,13 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     }
 
     /// What the actions of one step need beside the machine's word.
-    private struct Context {
+    struct Context {
         /// The progress the step was taken on: what a complete download is checked against and fulfills with.
         var snapshot: SegmentedDownloadProgress?
         /// Whether the progress closure hears of the phases.
         var reporting = false
         /// What the promise settles with, if the step ends the download.
         var outcome: Result<SegmentedDownloadResult>?
-    }
-
-    /// Checks the complete file's length and digest, and hands the verdict to the machine.
-    private func verify(_ context: Context) {
-        guard let snapshot = context.snapshot else { preconditionFailure("a download verified without a snapshot") }
-        let total = snapshot.totalBytes ?? 0
-        var outcome: Result<SegmentedDownloadResult>
-        do {
-            let size = try PartialFile.size(of: partial.url)
-            if size != total { throw DownloadIntegrityError.lengthMismatch(expected: total, actual: size) }
-            if let integrity {
-                // Every piece passed already (the machine completes only then), and the SHA-256 hashed the bytes
-                // that came in order as they came: what is left is to read back the rest.
-                if context.reporting, integrity.hasWorkLeft(forFileOf: total, digest: digest, piecesVerified: true) {
-                    progress?(snapshot.with(phase: .verifying))
-                }
-                try integrity.verify(fileAt: partial.url, digest: digest, piecesVerified: true)
-            }
-            outcome = .fulfilled(
-                SegmentedDownloadResult(url: partial.destination, totalBytes: total, mirrors: snapshot.mirrors)
-            )
-        } catch {
-            outcome = .rejected(error)
-        }
-        var passed = false
-        if case .fulfilled = outcome { passed = true }
-        let actions = state.withLock { $0.step { $0.verified(passed: passed) } }
-        var context = context
-        context.outcome = outcome
-        perform(actions, context)
-    }
-
-    /// Settles the promise with `context`'s outcome, carrying out the file's fate first — unless a cancellation came
-    /// first: then the fate that cancellation gives it.
-    private func end(_ ending: DownloadMachine.Ending, _ context: Context) {
-        guard let outcome = context.outcome, let resolver = state.withLock({ $0.resolver }) else {
-            preconditionFailure("a download ended before it started, or without an outcome")
-        }
-        var ending = ending
-        // Bytes that cannot be flushed to disk are not kept: resume data would name bytes a power loss can take.
-        if case .keep = ending.fate, !partial.flush() {
-            ending = DownloadMachine.Ending(fate: .remove, keptIfPaused: nil)
-        }
-        let decision = resolver.decide {
-            switch ending.fate {
-            case .commit:
-                if context.reporting, let snapshot = context.snapshot {
-                    progress?(snapshot.with(phase: .movingIntoPlace))
-                }
-                do { try partial.commit() } catch { return .rejected(error) }
-            case .keep(let kept):
-                keep(kept, flushed: true)
-            case .remove:
-                partial.remove()
-                publish(nil)
-            }
-            return outcome
-        }
-        switch decision {
-        case .resolved:
-            // A committed file has no resume data: said once the promise is fulfilled.
-            if ending.fate == .commit { publish(nil) }
-        case .cancelled(let reason):
-            switch ending.fateIfCancelled(by: reason) {
-            case .keep(let kept):
-                keep(kept, flushed: ending.fate == .keep(kept))
-            case .commit, .remove:
-                partial.remove()
-                publish(nil)
-            }
-        case .resolvedAlready:
-            partial.remove()
-            publish(nil)
-        }
-    }
-
-    /// Stops every request and rejects with `error`, unless the download has stopped already. A resumable download
-    /// that lost every mirror keeps its bytes, once they are flushed to disk.
-    private func fail(_ error: Error) {
-        let actions = state.withLock { $0.step { $0.fail(mendable: error is SegmentedDownloadError) } }
-        perform(actions, Context(outcome: .rejected(error)))
-    }
-
-    /// What resumes the download from the bytes on disk now, while it goes on; `nil` unless it is running and its
-    /// partial file could be flushed.
-    ///
-    /// The ranges are taken under the lock that every write holds, so each byte they name has been written; the
-    /// file is flushed after that (a flush applies to every write made before it), so each is on disk before the
-    /// resume data is returned. Bytes past a segment's frontier are written again only when a rollback
-    /// (``SegmentSchedule/drop(_:_:at:)``) or a failed piece (``SegmentSchedule/pieceFailed(_:at:)``) distrusts
-    /// them, and then with bytes of the same file: what the resume data names stays on disk.
-    func checkpoint() -> SegmentedDownloadResumeData? {
-        guard let kept = state.withLock({ $0.machine.checkpoint }), partial.flush() else { return nil }
-        return resumeData(naming: kept)
-    }
-
-    /// The resume data naming `kept`, through the checks decoded resume data gets, so that the library never hands
-    /// out data it would refuse; `nil` if those fail.
-    private func resumeData(naming kept: DownloadMachine.Kept) -> SegmentedDownloadResumeData? {
-        try? SegmentedDownloadResumeData(
-            mirrors: requests.map { $0.url! },
-            destination: partial.destination,
-            partialFile: partial.url,
-            totalBytes: kept.total,
-            validator: kept.validator,
-            keptRanges: kept.total == nil ? [] : kept.ranges,
-            integrity: integrity
-        )
-    }
-
-    /// Keeps the partial file for a resume once it is flushed (unless `flushed` already), and publishes its resume
-    /// data; removes the file instead if it cannot be flushed or named.
-    private func keep(_ kept: DownloadMachine.Kept, flushed: Bool = false) {
-        guard flushed || partial.flush(), let data = resumeData(naming: kept) else {
-            partial.remove()
-            return publish(nil)
-        }
-        publish(data)
-    }
-
-    /// Runs `body` once the download has ended, after its resume data is published; set before it starts.
-    func whenEnded(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.ended = body }
-    }
-
-    /// The last thing the download does with its partial file, on every ending: gives up its hold on the file, then
-    /// hands `data` to whoever waits for the resume data.
-    private func publish(_ data: SegmentedDownloadResumeData?) {
-        PartialFile.release(partial.url)  // held since the download was made
-        resumeData?(data)
-        state.withLock { state in
-            state.machine.finished()
-            defer { state.ended = nil }
-            return state.ended
-        }?()
     }
 
     /// The promise was cancelled: stops every request and removes the partial file — even if the download was already
