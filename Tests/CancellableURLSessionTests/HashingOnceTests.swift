@@ -110,6 +110,54 @@ extension SegmentedDownloadTests {
         #expect(hashing.readBack.withLock { $0 }.isEmpty)
     }
 
+    @Test func aDownloadFromOneURLChecksEachPieceOnceAsItsLastByteArrivesAndNothingAtTheEnd() async throws {
+        let mirrors = try serve([Self.resource(bytesPerSecond: 4 * 1_048_576)])
+        let pieces = Self.pieces(of: Self.body)
+        let hashing = Hashing()
+        let phases = Locked<[TransferPhase]>([])
+        let download = DownloadHooks.$current.withValue(hashing.hooks()) {
+            session.cancellableDownload(
+                from: mirrors[0],
+                to: directory.destination,
+                verifying: DownloadIntegrity(length: Int64(Self.size), pieces: pieces)
+            ) { progress in phases.withLock { $0.append(progress.phase) } }
+        }
+        _ = try await download.async()
+        #expect(try Data(contentsOf: directory.destination) == Self.body)
+        let once = Dictionary(uniqueKeysWithValues: pieces.sha256.indices.map { ($0, 1) })
+        #expect(hashing.pieces.withLock { $0 } == once)
+        // Every piece passed as it arrived: nothing was left to read back, so the download never said it verified.
+        #expect(!phases.withLock { $0 }.contains(.verifying))
+    }
+
+    @Test func aDownloadFromOneURLStopsAtItsFirstBadPieceNotAfterItsLastByte() async throws {
+        // One bad byte in the first piece; served slowly enough that the rest of the body would take seconds.
+        var corrupt = Self.body
+        corrupt[1_000] ^= 0xFF
+        let body = corrupt
+        let server = try serve { _ in
+            .resource(
+                .init(body: body, entityTag: "\"v1\"", lastModified: nil, chunkSize: 8_192, bytesPerSecond: 262_144)
+            )
+        }
+        let error = await failure(
+            of: session.cancellableDownload(
+                from: server.url("/file"),
+                to: directory.destination,
+                verifying: DownloadIntegrity(length: Int64(Self.size), pieces: Self.pieces(of: Self.body))
+            )
+        )
+        guard case DownloadIntegrityError.pieceMismatch(let piece, _, let actual)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(piece == 0 && actual == SHA256.hexDigest(of: body.prefix(Int(Self.pieceLength))))
+        #expect(try directory.contents().isEmpty)
+        #expect(server.waitUntil { $0.first.map(Self.isOver) ?? false })
+        let sent = try #require(server.connections.first).bytesSent
+        #expect(sent < Self.size / 2, "stopped early: \(sent) of \(Self.size) bytes sent")
+    }
+
     @Test func aDownloadFromOneURLStillRejectsABodyThatIsNotTheFile() async throws {
         let mirrors = try serve([Self.resource(Self.corrupted, bytesPerSecond: nil)])
         let error = await failure(

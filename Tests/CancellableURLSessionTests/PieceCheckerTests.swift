@@ -48,7 +48,13 @@ import Testing
         let arrived = DispatchSemaphore(value: 0)
         let check = { (pieces: [Int], running: Bool) in
             checker.check(pieces, in: 25, isRunning: { running }) { piece, verdict in
-                verdicts.withLock { $0[piece] = "\(verdict)" }
+                let name =
+                    switch verdict {
+                    case .passed: "passed"
+                    case .failed: "failed"
+                    case .unreadable: "unreadable"
+                    }
+                verdicts.withLock { $0[piece] = name }
                 arrived.signal()
             }
         }
@@ -64,5 +70,51 @@ import Testing
         #expect(verdicts.withLock { $0 } == [0: "passed", 1: "failed"])
         #expect(!checker.settle(0), "written again while it was checked: checked again")
         #expect(checker.settle(1))
+    }
+
+    // MARK: Pieces checked as a body is written in order
+
+    @Test func piecesWrittenInOrderAreCheckedAsTheirLastByteArrivesAndTheFirstFailureIsKept() throws {
+        let file = file
+        let integrity = DownloadIntegrity(length: 25, pieces: digests)
+        let checks = try #require(PiecesAsWritten(integrity) { try FileHandle(forReadingFrom: file) })
+        checks.written(0..<9)  // no piece complete yet
+        #expect(try checks.settled().get() == [])
+        checks.written(9..<15)  // piece 0 complete
+        #expect(try checks.settled().get() == [0])
+        checks.written(15..<25)  // pieces 1 (wrong) and 2
+        guard case .failure(DownloadIntegrityError.pieceMismatch(let piece, _, let actual)) = checks.settled() else {
+            Issue.record("piece 1 passed")
+            return
+        }
+        #expect(piece == 1 && actual == SHA256.hexDigest(of: data[10..<20]))
+        #expect(checks.failure != nil)
+    }
+
+    @Test func aVerdictOnAFileThatWasEmptiedMeanwhileIsForgotten() throws {
+        let gate = StreamingDigestTests.Gate()
+        var hooks = DownloadHooks()
+        hooks.willHashPiece = { _ in gate.pass() }
+        let file = file
+        let integrity = DownloadIntegrity(length: 25, pieces: digests)
+        let checks = try #require(
+            DownloadHooks.$current.withValue(hooks) {
+                PiecesAsWritten(integrity) { try FileHandle(forReadingFrom: file) }
+            }
+        )
+        checks.written(0..<10)
+        gate.waitUntilHeld()  // piece 0 is being checked
+        checks.restarted()  // the file starts over: that check is on bytes it no longer holds
+        gate.release()
+        #expect(try checks.settled().get() == [], "piece 0 is checked again at the end")
+    }
+
+    @Test func aDownloadWithoutPieceDigestsChecksNoPieces() {
+        #expect(
+            PiecesAsWritten(DownloadIntegrity(sha256: SHA256.hexDigest(of: data))) {
+                throw CocoaError(.fileReadUnknown)
+            } == nil
+        )
+        #expect(PiecesAsWritten(nil) { throw CocoaError(.fileReadUnknown) } == nil)
     }
 }

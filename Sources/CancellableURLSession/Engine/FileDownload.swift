@@ -31,6 +31,8 @@ final class FileDownload: @unchecked Sendable {
     /// The file's SHA-256, hashed on a queue of its own as the body is written (``DownloadIntegrity/sha256``);
     /// `nil` without one.
     private let digest: StreamingDigest?
+    /// Checks each piece as its last byte is written (``DownloadIntegrity/pieces``); `nil` without piece digests.
+    private let pieceChecks: PiecesAsWritten?
     /// Resolved when the download ends, for a resumable download.
     private let resumeData: ResumeDataSink?
     private var handle: FileHandle?
@@ -162,6 +164,7 @@ final class FileDownload: @unchecked Sendable {
         self.state = state
         self.integrity = integrity
         digest = integrity?.sha256 == nil ? nil : StreamingDigest { try partial.openForReading() }
+        pieceChecks = PiecesAsWritten(integrity) { try partial.openForReading() }
         isResumed = resumed
         self.resumeData = resumeData
         keptAtStart = state.kept.count
@@ -247,6 +250,7 @@ final class FileDownload: @unchecked Sendable {
         let action = state.receive(response)
         guard action == .write(truncating: true), let handle else { return action }
         generation += 1
+        pieceChecks?.restarted()
         do {
             try PartialFile.truncate(handle, at: 0)
             return action
@@ -271,8 +275,14 @@ final class FileDownload: @unchecked Sendable {
                 try handle.writeAll(bytes)
                 // The file holds every byte before these: bytes kept, or held, are read back on the hashing queue.
                 digest?.append(bytes, at: position + Int64(held), writtenFrom: 0)
+                pieceChecks?.written((position + Int64(held))..<(position + Int64(data.count)))
             }
             state.advance(by: Int64(data.count))
+            if let failure = pieceChecks?.failure {
+                // A piece failed its digest: the rest of the body cannot make the file right.
+                state.failWriting(failure)
+                return false
+            }
             return true
         } catch {
             state.failWriting(error)
@@ -293,6 +303,7 @@ final class FileDownload: @unchecked Sendable {
         onDisk.withLock { $0 = nil }  // the file is replaced whole
         generation += 1
         digest?.reset()
+        pieceChecks?.restarted()
         do {
             guard let location else { throw URLError(.cannotOpenFile) }
             // Moved outside the lock — it may be a copy from another volume, which a `cancel()` must not wait for —
@@ -327,6 +338,7 @@ final class FileDownload: @unchecked Sendable {
         let removes = reason != .paused || resumeData == nil
         cancellation.withLock { $0 = removes }
         digest?.stop()  // the download ends without a file to check
+        pieceChecks?.stop()
         guard removes else { return }  // kept: flushed and handed out by the ending
         onDisk.withLock { $0 = nil }
         partial.remove()
@@ -369,17 +381,21 @@ final class FileDownload: @unchecked Sendable {
         }
         if case .commit = ending, let integrity {
             // Checked before the decision: a long check can still be paused or cancelled. The SHA-256 hashed the body
-            // as it was written: what is left is to wait for its queue and read back what it did not take.
-            if integrity.hasWorkLeft(forFileOf: kept.count, digest: digest, piecesVerified: false) {
-                report(.verifying)
-            }
+            // as it was written, and each piece was checked as its last byte was: what is left is to wait for their
+            // queues and read back what they did not take.
             do {
-                try integrity.verify(fileAt: partial.url, digest: digest)
+                let passed = try pieceChecks?.settled().get() ?? []
+                let piecesVerified = integrity.pieces.map { passed.count == $0.sha256.count } ?? true
+                if integrity.hasWorkLeft(forFileOf: kept.count, digest: digest, piecesVerified: piecesVerified) {
+                    report(.verifying)
+                }
+                try integrity.verify(fileAt: partial.url, digest: digest, verifiedPieces: passed.contains)
             } catch {
                 ending = .fail(error, keeping: nil)
             }
         }
         digest?.stop()  // no retry follows: what is still queued is dropped
+        pieceChecks?.stop()
         hooks.willDecide?()
         let decision = resolver.decide {
             hooks.didDecide?()
@@ -432,6 +448,7 @@ final class FileDownload: @unchecked Sendable {
                 )
                 self.handle = handle
                 generation += 1
+                pieceChecks?.restarted()
                 let startOver: RequestedBytes = state.requested == .callersRange ? .callersRange : .whole
                 let requested: RequestedBytes = count > 0 ? .rest(from: count, ifRange: keep.validator) : startOver
                 state = DownloadState(kept: count > 0 ? keep : .nothing, requested: requested)

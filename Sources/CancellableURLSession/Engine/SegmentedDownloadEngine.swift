@@ -178,7 +178,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             switch verdict {
             case .passed:
                 return state.machine.piece(piece, passed: true, at: now)
-            case .failed:
+            case .failed(actual: _):
                 return state.machine.piece(piece, passed: false, at: now)
             case .unreadable(let error):
                 failure = error

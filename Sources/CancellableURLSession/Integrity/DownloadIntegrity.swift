@@ -25,9 +25,9 @@ import Foundation
 ///   taken as it came — the bytes a resumed download kept, what a segment wrote before the one before it was
 ///   complete, chunks past a backlog the hashing thread could not keep up with (a build without the optimizer) — is
 ///   read back from the file on that thread, mostly while the transfer goes on; the rest once the last byte is in.
-/// - A segmented download checks each piece once, as soon as its last byte is written, reading it back while it is
-///   still in the file system's cache; the file is not read again at the end. Other downloads check pieces with
-///   the whole file, at the end.
+/// - Every download checks each piece once, as soon as its last byte is written, reading it back while it is still
+///   in the file system's cache; the pieces are not read again at the end (only those of bytes a resume kept, or of
+///   a file a session with a delegate of its own delivered whole).
 ///
 /// Progress reports ``TransferPhase/verifying`` only while something is left to hash once the last byte is in.
 public struct DownloadIntegrity: Sendable, Hashable, Codable {
@@ -36,8 +36,8 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
     /// The file's SHA-256 as 64 hexadecimal digits (ASCII, either case), if it is to be checked.
     public var sha256: String?
     /// The SHA-256 of each piece of the file, as a Metalink file carries them, if they are to be checked. They need
-    /// ``length``. A segmented download checks each piece as soon as it is written, and drops the mirror that sent a
-    /// bad one; every other download checks them with the whole file.
+    /// ``length``. A segmented download checks each piece as soon as it is written, drops the mirror that sent a bad
+    /// one and fetches the piece again; a download from one URL stops at the first bad piece, and rejects.
     public var pieces: PieceDigests?
 
     /// Expects a file of `length` bytes, with the SHA-256 `sha256` (64 hexadecimal digits), made of `pieces`: any
@@ -92,6 +92,13 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
     ///   - piecesVerified: whether every piece was checked already (a segmented download checks each as it
     ///     completes, and completes only once each passed): they are not read again.
     func verify(fileAt url: URL, digest: StreamingDigest? = nil, piecesVerified: Bool = false) throws {
+        try verify(fileAt: url, digest: digest, verifiedPieces: { _ in piecesVerified })
+    }
+
+    /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected, reading back only the pieces
+    /// that `verifiedPieces` does not say passed already (a single-URL download checks each as its last byte
+    /// arrives, ``PiecesAsWritten``).
+    func verify(fileAt url: URL, digest: StreamingDigest?, verifiedPieces: (Int) -> Bool) throws {
         let size = try PartialFile.size(of: url)
         if let length, size != length {
             throw DownloadIntegrityError.lengthMismatch(expected: length, actual: size)
@@ -102,10 +109,10 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
                 throw DownloadIntegrityError.sha256Mismatch(expected: sha256.lowercased(), actual: actual)
             }
         }
-        if let pieces, let length, !piecesVerified {
+        if let pieces, let length, !pieces.sha256.indices.allSatisfy(verifiedPieces) {
             let handle = try FileHandle(forReadingFrom: url)
             defer { try? handle.close() }
-            for piece in pieces.sha256.indices {
+            for piece in pieces.sha256.indices where !verifiedPieces(piece) {
                 let actual = try pieces.hexDigest(of: piece, in: length, readingFrom: handle)
                 let expected = pieces.sha256[piece].lowercased()
                 guard actual == expected else {

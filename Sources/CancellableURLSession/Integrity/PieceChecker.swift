@@ -1,7 +1,7 @@
 import Foundation
 import PromiseCore
 
-/// Checks a segmented download's completed pieces against their digests (``DownloadIntegrity/pieces``) on a serial
+/// Checks a download's completed pieces against their digests (``DownloadIntegrity/pieces``) on a serial
 /// queue of its own, off the engine's lock, and hands each verdict back: each piece is read back (from the page
 /// cache, as it was just written) and hashed once.
 ///
@@ -14,7 +14,8 @@ final class PieceChecker: @unchecked Sendable {
     /// What a check found.
     enum Verdict: Sendable {
         case passed
-        case failed
+        /// The piece's SHA-256 is `actual`, not its digest.
+        case failed(actual: String)
         /// The piece could not be read back: the download fails with this error.
         case unreadable(any Error)
     }
@@ -62,7 +63,7 @@ final class PieceChecker: @unchecked Sendable {
                     let handle = try open()
                     defer { try? handle.close() }
                     let actual = try digests.hexDigest(of: piece, in: fileLength, readingFrom: handle)
-                    result = actual == digests.sha256[piece].lowercased() ? .passed : .failed
+                    result = actual == digests.sha256[piece].lowercased() ? .passed : .failed(actual: actual)
                 } catch {
                     result = .unreadable(error)
                 }
@@ -79,6 +80,11 @@ final class PieceChecker: @unchecked Sendable {
                 checking[piece] = true
             }
         }
+    }
+
+    /// Returns once every check queued so far has handed its verdict over (or been dropped).
+    func waitForChecks() {
+        queue.sync {}
     }
 
     /// The verdict on `piece` arrived: it is no longer being checked.
