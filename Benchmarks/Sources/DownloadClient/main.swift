@@ -14,6 +14,9 @@ import FoundationNetworking
 //
 //   plain               Foundation alone: a download task of a session without a delegate, its file moved to FILE
 //                       (the floor: what any download on this platform costs, none of this package's code runs)
+//   plain-data          Foundation alone: a data task whose delegate writes each piece of the body to FILE as it
+//                       arrives (the floor of a download that sees its bytes as they come, as pausing, checkpoints
+//                       and hashing on the way need; none of this package's code runs)
 //   cancellable         `cancellableDownload`, first URL
 //   cancellable-sha256  the same, `verifying: DownloadIntegrity(sha256:)`
 //   resumable           `resumableDownload`, first URL
@@ -23,6 +26,7 @@ import FoundationNetworking
 
 enum Kind: String, CaseIterable {
     case plain, cancellable, resumable, segmented
+    case plainData = "plain-data"
     case cancellableSHA256 = "cancellable-sha256"
     case segmentedPieces = "segmented-pieces"
     case segmentedSHA256 = "segmented-sha256"
@@ -81,7 +85,7 @@ func integrity() -> DownloadIntegrity? {
         else { fail("segmented-pieces needs --length BYTES, --piece-length BYTES and --pieces-file FILE") }
         let digests = text.split(whereSeparator: \.isNewline).map(String.init)
         return DownloadIntegrity(length: length, pieces: PieceDigests(length: pieceLength, sha256: digests))
-    case .plain, .cancellable, .resumable, .segmented:
+    case .plain, .plainData, .cancellable, .resumable, .segmented:
         return nil
     }
 }
@@ -109,10 +113,59 @@ func plainDownload() async throws {
     }
 }
 
+/// A data task whose delegate writes each piece of the body to the file as it arrives, on the session's delegate queue.
+final class FileWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its callbacks come one at a time, on the session's delegate queue.
+    private let handle: FileHandle
+    private let done: CheckedContinuation<Void, Error>
+    private var failure: Error?
+
+    init(writingTo file: URL, done: CheckedContinuation<Void, Error>) throws {
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        handle = try FileHandle(forWritingTo: file)
+        self.done = done
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if !(200..<300).contains(status) { failure = URLError(.badServerResponse) }
+        completionHandler(failure == nil ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        do { try handle.write(contentsOf: data) } catch { failure = error }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        try? handle.close()
+        if let error = failure ?? error { done.resume(throwing: error) } else { done.resume() }
+    }
+}
+
+func plainDataDownload() async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+        do {
+            let writer = try FileWriter(writingTo: out, done: continuation)
+            let session = URLSession(configuration: configuration(), delegate: writer, delegateQueue: nil)
+            session.dataTask(with: url).resume()
+            session.finishTasksAndInvalidate()
+        } catch {
+            continuation.resume(throwing: error)
+        }
+    }
+}
+
 do {
     switch kind {
     case .plain:
         try await plainDownload()
+    case .plainData:
+        try await plainDataDownload()
     case .cancellable, .cancellableSHA256, .resumable:
         // A session the library makes for live delivery, as its documentation suggests; same configuration.
         let session = URLSession.withProgressReporting(configuration: configuration())

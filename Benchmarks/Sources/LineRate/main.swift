@@ -180,6 +180,7 @@ let pieceOptions = [
 ]
 rows += [
     .client(plainRow, "plain", [urls[0]]),
+    .client("URLSession data task writing each piece (plain)", "plain-data", [urls[0]]),
     .client("cancellableDownload", "cancellable", [urls[0]]),
     .client("cancellableDownload + sha256", "cancellable-sha256", [urls[0]], sha256Options),
     .client("resumableDownload", "resumable", [urls[0]]),
