@@ -19,6 +19,7 @@ import FoundationNetworking
 //                       and hashing on the way need; none of this package's code runs)
 //   cancellable         `cancellableDownload`, first URL
 //   cancellable-sha256  the same, `verifying: DownloadIntegrity(sha256:)`
+//   cancellable-pieces  the same, `verifying: DownloadIntegrity(length:pieces:)` (one hex digest a line in the file)
 //   resumable           `resumableDownload`, first URL
 //   segmented           `segmentedDownload` from every URL, default options
 //   segmented-pieces    the same, `verifying: DownloadIntegrity(length:pieces:)` (one hex digest a line in the file)
@@ -28,6 +29,7 @@ enum Kind: String, CaseIterable {
     case plain, cancellable, resumable, segmented
     case plainData = "plain-data"
     case cancellableSHA256 = "cancellable-sha256"
+    case cancellablePieces = "cancellable-pieces"
     case segmentedPieces = "segmented-pieces"
     case segmentedSHA256 = "segmented-sha256"
 }
@@ -77,12 +79,12 @@ func integrity() -> DownloadIntegrity? {
     case .cancellableSHA256, .segmentedSHA256:
         guard let sha256 = options["sha256"] else { fail("\(kind.rawValue) needs --sha256 HEX") }
         return DownloadIntegrity(sha256: sha256)
-    case .segmentedPieces:
+    case .segmentedPieces, .cancellablePieces:
         guard let length = options["length"].flatMap(Int64.init),
             let pieceLength = options["piece-length"].flatMap(Int64.init),
             let path = options["pieces-file"],
             let text = try? String(contentsOfFile: path, encoding: .utf8)
-        else { fail("segmented-pieces needs --length BYTES, --piece-length BYTES and --pieces-file FILE") }
+        else { fail("\(kind.rawValue) needs --length BYTES, --piece-length BYTES and --pieces-file FILE") }
         let digests = text.split(whereSeparator: \.isNewline).map(String.init)
         return DownloadIntegrity(length: length, pieces: PieceDigests(length: pieceLength, sha256: digests))
     case .plain, .plainData, .cancellable, .resumable, .segmented:
@@ -166,7 +168,7 @@ do {
         try await plainDownload()
     case .plainData:
         try await plainDataDownload()
-    case .cancellable, .cancellableSHA256, .resumable:
+    case .cancellable, .cancellableSHA256, .cancellablePieces, .resumable:
         // A session the library makes for live delivery, as its documentation suggests; same configuration.
         let session = URLSession.withProgressReporting(configuration: configuration())
         defer { session.finishTasksAndInvalidate() }

@@ -183,6 +183,7 @@ rows += [
     .client("URLSession data task writing each piece (plain)", "plain-data", [urls[0]]),
     .client("cancellableDownload", "cancellable", [urls[0]]),
     .client("cancellableDownload + sha256", "cancellable-sha256", [urls[0]], sha256Options),
+    .client("cancellableDownload + 1 MiB pieces", "cancellable-pieces", [urls[0]], pieceOptions),
     .client("resumableDownload", "resumable", [urls[0]]),
     .client("segmentedDownload, 3 addresses", "segmented", urls),
     .client("segmentedDownload, 3 addresses + 1 MiB pieces", "segmented-pieces", urls, pieceOptions),
