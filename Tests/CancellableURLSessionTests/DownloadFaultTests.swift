@@ -39,7 +39,7 @@ import FoundationNetworking
         case refused, dnsFailure, closedBeforeHeaders, resetBeforeHeaders, stallPastTimeoutInterval
         case pausedBeforeHeaders, cancelledBeforeHeaders, timedOutBeforeHeaders, lostRaceBeforeHeaders
         case pausedWhileRedirected, redirected
-        case resetMidBody, shortBody, pausedMidBody
+        case resetMidBody, shortBody, stallMidBodyPastTimeoutInterval, pausedMidBody
         case errorStatus
         case changedWithoutValidators
 
@@ -58,6 +58,7 @@ import FoundationNetworking
             case .redirected, .changedWithoutValidators: .success
             case .resetMidBody: .failure(.url(.networkConnectionLost), keeps: .whatArrived)
             case .shortBody: .failure(.anyURLError, keeps: .everyByteSent)
+            case .stallMidBodyPastTimeoutInterval: .failure(.url(.timedOut), keeps: .everyByteSent)
             case .pausedMidBody: .failure(.cancelled(.paused), keeps: .whatArrived)
             case .errorStatus: .failure(.status(503), keeps: .ifAny)
             }
@@ -257,7 +258,8 @@ private struct Scene {
         case .redirected: return .redirect(to: "/file")
         case .resetMidBody: resource.interruption = .reset(after: DownloadFaultTests.beforeFault)
         case .shortBody: resource.interruption = .close(after: DownloadFaultTests.beforeFault)
-        case .pausedMidBody: resource.interruption = .stall(after: DownloadFaultTests.beforeFault)
+        case .pausedMidBody, .stallMidBodyPastTimeoutInterval:
+            resource.interruption = .stall(after: DownloadFaultTests.beforeFault)
         case .errorStatus: return .status(503, body: Data("down for maintenance".utf8))
         case .changedWithoutValidators: resource.body = DownloadFaultTests.changedBody
         case .refused, .dnsFailure: break  // never asked: their requests go elsewhere
@@ -318,7 +320,8 @@ private struct Scene {
         switch fault {
         case .refused: request.url = refusing.url("/file")
         case .dnsFailure: request.url = URL(string: "http://nonexistent.invalid/file")
-        case .stallPastTimeoutInterval: request.timeoutInterval = 1  // whole seconds: see the timeouts article
+        case .stallPastTimeoutInterval, .stallMidBodyPastTimeoutInterval:
+            request.timeoutInterval = 1  // whole seconds: see the timeouts article
         default: break
         }
         guard let saved else {
