@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Extracts every ```swift block of the DocC articles into Tests/DocumentationTests/Generated, so that the
+"""Extracts every ```swift block of the DocC articles and the README into Tests/DocumentationTests/Generated, so that the
 articles' code is compiled by `swift build --build-tests` and cannot rot.
 
 A block that starts with a declaration (func, class, struct, enum, extension, actor, @attribute) is copied at
 file scope; any other block becomes the body of a function. An article that shows `import` lines is compiled with
 those imports alone (and FoundationNetworking where it exists), as a user's file would be; the others import every
-module. Names used but not defined by the articles come from Tests/DocumentationTests/Prelude.swift.
+module. Names used but not defined by the articles come from Tests/DocumentationTests/Prelude.swift. A block that
+starts with `// Package.swift` is a manifest excerpt, and is not compiled.
 
     scripts/extract-snippets.py           regenerate
     scripts/extract-snippets.py --check   fail if the generated files are not up to date (CI)
@@ -46,6 +47,8 @@ def generate(article: pathlib.Path) -> str:
     if "XCTestCase" in text:
         parts.append("#if canImport(XCTest)\nimport XCTest\n#endif\n")
     for index, block in enumerate(blocks):
+        if block.startswith("// Package.swift"):
+            continue  # a manifest excerpt, not a user's code: `swift package` reads manifests, not this target
         lines = [line for line in block.splitlines() if not line.startswith("import ")]
         code = [line for line in lines if line.strip() and not line.strip().startswith("//")]
         if not code:
@@ -75,6 +78,8 @@ def main() -> int:
     for article in sorted(ROOT.glob("Sources/*/*.docc/*.md")):
         catalog = article.parent.stem
         expected[OUT / f"{catalog}_{article.stem}.swift"] = generate(article)
+    # The README's code too: it is what a new user copies first.
+    expected[OUT / "README.swift"] = generate(ROOT / "README.md")
     stale = [path for path, content in expected.items() if not path.exists() or path.read_text() != content]
     extra = [path for path in OUT.glob("*.swift") if path not in expected]
     if check:

@@ -9,15 +9,21 @@ struct User: Sendable {
     let friendIDs: [Int]
 }
 
-func fetchUser(id: Int) -> Promise<User> {
-    .value(User(name: "user \(id)", friendIDs: []))
+/// The callback API the README wraps in `fetchUser(id:)`, which the articles call: the README's definition, compiled
+/// from README.md, is the only one.
+final class API: Sendable {
+    func get(_ path: String, completion: @escaping @Sendable (User?, Error?) -> Void) {
+        completion(User(name: path, friendIDs: []), nil)
+    }
 }
+let api = API()
 
 func loadUser(id: Int) async throws -> User {
     User(name: "user \(id)", friendIDs: [])
 }
 
 func show(_ value: Any) {}
+func report(_ error: Error) {}
 func install(from file: URL) {}
 func showNotFound() {}
 func offerRetry() {}
@@ -34,5 +40,6 @@ let uploadURL = exampleURL
 let primary = exampleURL
 let europe = exampleURL
 let asia = exampleURL
+let mirrors = [primary, europe, asia]
 let photo = Data()
 let file = FileManager.default.temporaryDirectory.appendingPathComponent("example.iso")

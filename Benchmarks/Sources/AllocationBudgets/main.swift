@@ -243,6 +243,24 @@ let budgets: [Budget] = [
         precondition(first.value == 1)
     },
     Budget(
+        name: "race(fulfilled:)-cancel, one fails",
+        unit: "input",
+        units: inputs,
+        budget: 4,
+        perCall: 13,
+        reasons: """
+            per input, as race-cancel (4): a failure decides nothing, so the race needs no more per input. Per call \
+            (13): race-cancel's (10), the state that counts the failures (1: a lock around it), the array of their \
+            errors, made at the first (1), and the cancelled input's own error box (1)
+            """
+    ) {
+        let (winner, promises) = cancellableInputs()
+        let first = race(fulfilled: promises, autoCancel: true)
+        promises[0].cancel()
+        winner.fulfill(1)
+        precondition(first.value == 1)
+    },
+    Budget(
         name: "race-cancel, inputs shared by two races",
         unit: "input",
         units: inputs,

@@ -17,13 +17,16 @@ struct MirrorRace: AsyncParsableCommand {
         abstract: "Race one download across several throttled mirrors; the losers stop transferring.",
         discussion: """
             Starts an HTTP server on 127.0.0.1 that serves the same file from every mirror, each throttled to \
-            its own speed, then downloads from all of them with race(_:autoCancel: true). When the fastest \
-            finishes, the others are cancelled; the summary shows, measured by the server, how many bytes each \
-            loser had received and how soon after the winner finished its connection was closed. Ctrl-C \
+            its own speed, then downloads from all of them with race(fulfilled:autoCancel: true). When the \
+            fastest finishes, the others are cancelled; the summary shows, measured by the server, how many bytes \
+            each loser had received and how soon after the winner finished its connection was closed. Ctrl-C \
             cancels every download.
 
+            With --mirror-down, the fastest mirror goes down a quarter of the way through (its connection closes \
+            mid-body): its download fails, which does not end the race, and the next-fastest wins.
+
             With --stall, the fastest mirror stops sending part-way. When it has sent nothing for a moment, its \
-            download is paused (keeping its bytes), the race is over, and the download resumes from the \
+            download is paused (keeping its bytes), the race is stopped, and the download resumes from the \
             next-fastest mirror at the byte where it stopped; the summary shows the bytes every server sent and \
             the bytes resuming saved.
 
@@ -74,8 +77,8 @@ struct MirrorRace: AsyncParsableCommand {
 
     @Flag(
         help: ArgumentHelp(
-            "With --stall: the next-fastest mirror goes down while the download is paused; the resume fails over "
-                + "to a third."
+            "The fastest mirror goes down part-way; the race goes on without it. With --stall: the next-fastest "
+                + "mirror goes down while the download is paused; the resume fails over to a third."
         )
     )
     var mirrorDown = false
@@ -100,10 +103,13 @@ struct MirrorRace: AsyncParsableCommand {
         if segmented && mirrorDown && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
             throw ValidationError("--segmented --mirror-down needs two mirrors: one goes down, one finishes")
         }
-        if mirrorDown && !segmented && (!stall || (speeds.isEmpty ? mirrors : speeds.count) < 3) {
+        if mirrorDown && !segmented && stall && (speeds.isEmpty ? mirrors : speeds.count) < 3 {
             throw ValidationError(
-                "--mirror-down needs --stall and three mirrors: one stalls, one is down, one finishes"
+                "--stall --mirror-down needs three mirrors: one stalls, one is down, one finishes"
             )
+        }
+        if mirrorDown && !segmented && !stall && (speeds.isEmpty ? mirrors : speeds.count) < 2 {
+            throw ValidationError("--mirror-down needs two mirrors: one goes down, one finishes")
         }
     }
 
@@ -117,6 +123,7 @@ struct MirrorRace: AsyncParsableCommand {
             fileSize: fileSize,
             bytesPerSecond: kibPerSecond.map { $0 * 1_024 },
             stallsAt: stall ? [bySpeed[0]: Int(Double(fileSize) * stallAt)] : [:],
+            diesAfter: mirrorDown && !stall ? [bySpeed[0]: fileSize / 4] : [:],
             ignoresRanges: ignoreRanges,
             changesFile: changeFile
         )
@@ -152,7 +159,9 @@ struct MirrorRace: AsyncParsableCommand {
         let scope = CancelScope()
         let winner = scope.add(
             race(
-                downloads.enumerated().map { index, download in download.promise.map(on: nil) { _ in index } },
+                fulfilled: downloads.enumerated().map { index, download in
+                    download.promise.map(on: nil) { _ in index }
+                },
                 autoCancel: true
             )
             .timeout(seconds: timeout)
@@ -161,14 +170,16 @@ struct MirrorRace: AsyncParsableCommand {
         // Ctrl-C cancels the race, which cancels every download (and, with --stall, the resumed one).
         let interrupt = onInterrupt { scope.cancelAll() }
         defer { interrupt.cancel() }
-        // With --stall: pause a download that stops receiving. That decides the race (it rejects, and the others are
-        // cancelled); the paused download keeps its bytes.
+        // With --stall: pause a download that stops receiving; it keeps its bytes. A failure does not end a
+        // race(fulfilled:), so the example stops the race itself (the other downloads are cancelled) and resumes the
+        // paused one from the next-fastest mirror, at the byte where it stopped.
         let stalled = Locked<Int?>(nil)
         let watchdog =
             stall
             ? progress.watchForStall(after: stallTimeout) { mirror in
                 stalled.set(mirror)
                 downloads[mirror].pause()
+                winner.cancel()
             } : nil
         defer { watchdog?.cancel() }
 
@@ -177,7 +188,7 @@ struct MirrorRace: AsyncParsableCommand {
         let decidedAt = Date()
         watchdog?.cancel()
 
-        if let stalledMirror = stalled.value, case .failure(let error) = outcome, error.cancellationReason == .paused,
+        if let stalledMirror = stalled.value, case .failure = outcome,
             let paused = await downloads[stalledMirror].resumeData.async()
         {
             var resumeData = paused
@@ -245,7 +256,8 @@ struct MirrorRace: AsyncParsableCommand {
             elapsed: decidedAt.timeIntervalSince(started),
             fileSize: fileSize,
             server: server,
-            mirrors: kibPerSecond.count
+            mirrors: kibPerSecond.count,
+            down: mirrorDown && !stall ? bySpeed[0] : nil
         )
         if case .failure(let error) = outcome {
             throw ExitCode(error.isCancelled ? 130 : 1)
@@ -350,15 +362,23 @@ struct MirrorRace: AsyncParsableCommand {
         elapsed: TimeInterval,
         fileSize: Int,
         server: MirrorServer,
-        mirrors: Int
+        mirrors: Int,
+        down: Int?
     ) {
         say()
+        if let down {
+            let sent = server.stats(of: down).bytesSent
+            say(
+                "Mirror \(down) went down after \(format(bytes: sent)) (its connection closed mid-body): its download "
+                    + "failed, and the race went on without it."
+            )
+        }
         switch outcome {
         case .success(let winner):
             let finishedAt = server.stats(of: winner).finishedAt ?? Date()
             say("Winner: mirror \(winner) — \(format(bytes: fileSize)) in \(String(format: "%.2f", elapsed)) s")
             var loserBytes = 0
-            for mirror in 0..<mirrors where mirror != winner {
+            for mirror in 0..<mirrors where mirror != winner && mirror != down {
                 let stats = server.stats(of: mirror)
                 loserBytes += stats.bytesSent
                 let closed =

@@ -30,7 +30,7 @@ extension MirrorRace {
         )
         // The race first, on healthy mirrors: what the segmented download is compared with.
         say()
-        say("Race (race(_:autoCancel: true), the fastest mirror's download wins):")
+        say("Race (race(fulfilled:autoCancel: true), the fastest mirror's download wins):")
         let race = try await raceOnce(kibPerSecond: kibPerSecond, fileSize: fileSize)
         say()
         let down = kibPerSecond.indices.sorted { kibPerSecond[$0] > kibPerSecond[$1] }.dropFirst().first
@@ -77,7 +77,7 @@ extension MirrorRace {
         let scope = CancelScope()
         let interrupt = onInterrupt { scope.cancelAll() }
         defer { interrupt.cancel() }
-        let winner = try await scope.add(race(downloads, autoCancel: true).timeout(seconds: timeout)).async()
+        let winner = try await scope.add(race(fulfilled: downloads, autoCancel: true).timeout(seconds: timeout)).async()
         let seconds = Date().timeIntervalSince(started)
         await waitForConnections(server, mirrors: kibPerSecond.count)
         let sent = kibPerSecond.indices.map { server.stats(of: $0).bytesSent }.reduce(0, +)

@@ -70,3 +70,32 @@ public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
     }
     return promise
 }
+
+/// Fulfills with the first input to fulfill; rejects only when every input rejected, with
+/// ``AggregateError`` (`required` 1) carrying each input's error in the order they rejected. What the cancellable
+/// `race(fulfilled:autoCancel:)` follows: unlike ``race(fulfilled:)`` (PromiseKit's, which rejects with
+/// ``PMKError/noWinner``), it says why every input failed. An empty array rejects with ``PMKError/badInput``.
+@inlinable
+package func firstFulfilled<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
+    guard !thenables.isEmpty else {
+        return Promise(error: PMKError.badInput)
+    }
+    let promise = Promise<U.T>(state: nil)
+    let state = Locked(SomeState<U.T>(required: 1, total: thenables.count))
+    // Made once and shared by every input: one context for the race, not one per input.
+    let handler: (Result<U.T>) -> Void = { result in
+        switch result {
+        case .fulfilled(let value):
+            // Decided by the first value: later ones find it decided.
+            if state.withLock({ $0.decide() }) { promise.resolveInHandler(.fulfilled(value)) }
+        case .rejected:
+            if case .rejected(let error)? = state.withLock({ $0.record(result) }) {
+                promise.resolveInHandler(.rejected(error))
+            }
+        }
+    }
+    for thenable in thenables {
+        thenable.pipe(to: handler)
+    }
+    return promise
+}

@@ -6,7 +6,7 @@
 /// }
 /// ```
 public struct AggregateError: Error {
-    /// How many fulfilments were required.
+    /// How many fulfillments were required.
     public let required: Int
     /// The rejections, in the order they happened.
     public let errors: [Error]
@@ -67,6 +67,15 @@ struct SomeState<T> {
     init(required: Int, total: Int) {
         self.required = required
         self.total = total
+    }
+
+    /// Decides the outcome, if nothing has yet: `true` if this call did. (What a first value does when only one is
+    /// required, without keeping it.)
+    @inlinable
+    mutating func decide() -> Bool {
+        guard !isDecided else { return false }
+        isDecided = true
+        return true
     }
 
     @inlinable

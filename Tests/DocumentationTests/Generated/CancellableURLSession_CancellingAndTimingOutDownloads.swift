@@ -25,7 +25,7 @@ func snippet_CancellingAndTimingOutDownloads_2() async throws {
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellingAndTimingOutDownloads.md, block 3
 func snippet_CancellingAndTimingOutDownloads_3() async throws {
     let mirrors = [primary, europe, asia].map { URLSession.shared.cancellableData(from: $0) }
-    race(mirrors, autoCancel: true)              // the first to finish wins; the others are cancelled
+    race(fulfilled: mirrors, autoCancel: true)   // the first to succeed wins; the others are cancelled
         .timeout(seconds: 30)                    // and everything is cancelled if none finishes in time
         .done { data, _ in show(data) }
         .catch { show($0) }

@@ -18,7 +18,7 @@ func snippet_DownloadingFromManyMirrors_1() async throws {
 func snippet_DownloadingFromManyMirrors_2() async throws {
     let session = URLSession.withProgressReporting()
     let downloads = [primary, europe, asia].map { session.cancellableDownload(for: URLRequest(url: $0), to: file) }
-    race(downloads, autoCancel: true)            // the losers stop transferring
+    race(fulfilled: downloads, autoCancel: true)   // a mirror that fails does not end it; the losers stop
         .timeout(seconds: 600)
         .done { url, _ in install(from: url) }
         .catch { show($0) }

@@ -37,7 +37,7 @@ final class DownloadController {
 
 // Sources/Cancellable/Cancellable.docc/GettingStarted.md, block 2
 func fetchFromFastest(_ mirrors: [URL]) -> CancellablePromise<Data> {
-    race(mirrors.map { URLSession.shared.cancellableData(from: $0) }, autoCancel: true)
+    race(fulfilled: mirrors.map { URLSession.shared.cancellableData(from: $0) }, autoCancel: true)
         .timeout(seconds: 30)
         .map { data, _ in data }
 }

@@ -21,7 +21,7 @@ func reachableMirrors(_ pings: [Promise<Int>]) -> Promise<[Int]> {
 
 // Sources/PromiseCore/PromiseCore.docc/Combinators.md, block 3
 func fastestMirror(_ urls: [URL]) -> CancellablePromise<(data: Data, response: URLResponse)> {
-    race(urls.map { URLSession.shared.cancellableData(from: $0) }, autoCancel: true)
+    race(fulfilled: urls.map { URLSession.shared.cancellableData(from: $0) }, autoCancel: true)
 }
 
 // Sources/PromiseCore/PromiseCore.docc/Combinators.md, block 4
