@@ -189,6 +189,41 @@ import FoundationNetworking
         #expect(mirrors.filter(\.isCancelled).count == 2)
     }
 
+    /// The README's race, with one mirror cut mid-body: `race(fulfilled:autoCancel:)` goes on without it, a
+    /// healthy mirror wins with the whole file, and the other healthy one is cancelled for losing.
+    @Test(arguments: Mode.allCases)
+    func aMirrorCutMidBodyDoesNotEndARaceOfTheFirstSuccess(mode: Mode) async throws {
+        let size = Self.megabyte
+        let server = try LoopbackHTTPServer { request in
+            var resource = LoopbackHTTPServer.Resource(body: Self.payload(size), entityTag: "\"v1\"")
+            switch request.path {
+            case "/cut": resource.interruption = .reset(after: size / 8)
+            case "/slow": resource.interruption = .stall(after: size / 4)  // held until it is cancelled
+            default: resource.bytesPerSecond = Self.megabyte  // a second: the cut mirror fails well before
+            }
+            return .resource(resource)
+        }
+        defer { server.stop() }
+        let session = makeSession(mode)
+        let directory = try DownloadDirectory()
+        defer { directory.remove() }
+        let downloads = ["/cut", "/healthy", "/slow"].map { path in
+            session.cancellableDownload(
+                from: server.url(path),
+                to: directory.url.appendingPathComponent(String(path.dropFirst()))
+            )
+        }
+        let (url, _) = try await race(fulfilled: downloads, autoCancel: true).async()
+        #expect(url.lastPathComponent == "healthy")
+        #expect(try Data(contentsOf: url) == Self.payload(size))
+        #expect(
+            downloads[0].error is URLError,
+            "the cut mirror failed on its own: \(String(describing: downloads[0].error))"
+        )
+        #expect(downloads[2].cancellationReason == .lostRace)
+        #expect(try directory.contents() == ["healthy"], "the losers' files are gone")
+    }
+
     @Test(arguments: Mode.allCases)
     func timeoutOnAStalledServerRejectsOnTimeAndClosesTheConnection(mode: Mode) async throws {
         let server = try LoopbackHTTPServer { _ in .stall }
