@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "mirror-race", targets: ["MirrorRace"]),
+        // The command-line recipe of "Using PromiseCore in Swift 6 apps", run by CI.
+        .executable(name: "command-line-tool", targets: ["CommandLineTool"]),
         // The throttled mirrors, for the benchmark package's download benchmark too.
         .library(name: "MirrorServer", targets: ["MirrorServer"]),
     ],
@@ -25,6 +27,15 @@ let package = Package(
                 .product(name: "Cancellable", package: "PromiseCore"),
                 .product(name: "PromiseCore", package: "PromiseCore"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "CommandLineTool",
+            dependencies: [
+                "MirrorServer",
+                .product(name: "CancellableURLSession", package: "PromiseCore"),
+                .product(name: "Cancellable", package: "PromiseCore"),
+                .product(name: "PromiseCore", package: "PromiseCore"),
             ]
         ),
         .target(

@@ -295,6 +295,20 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
         promise
     }
 
+    /// Blocks the calling thread until the promise resolves, then returns its value or throws its error — a
+    /// cancellation's `CancellablePromiseError` too. Cancelling it from another thread ends the wait.
+    ///
+    /// ```swift
+    /// let (data, _) = try URLSession.shared.cancellableData(from: url).wait()   // off the main thread
+    /// ```
+    ///
+    /// > Warning: on the main thread (or main queue) this logs `LogEvent.waitOnMainThread`, and never returns if the
+    /// > promise needs the main queue to resolve — as a handler written on the main actor without `on:` does. Prefer
+    /// > `try await promise.async()`, which also cancels the promise if its task is cancelled.
+    public func wait() throws -> T {
+        try promise.wait()
+    }
+
     // MARK: Thenable
 
     /// Calls `to` with the result once it is known (at once if it is known already).

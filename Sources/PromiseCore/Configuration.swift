@@ -1,5 +1,15 @@
 public import Dispatch
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
 /// How handlers treat errors that represent cancellation.
 ///
 /// ```swift
@@ -70,13 +80,28 @@ public struct PMKConfiguration: Sendable {
         let createdAt = PromiseDiagnostics.loggedCreationSite.map { " (created at \($0))" } ?? ""
         switch event {
         case .waitOnMainThread:
-            print("PromiseCore: warning: `wait()` called on the main thread!")
+            printWarning(
+                "PromiseCore: warning: `wait()` called on the main thread: it never returns if the promise needs the "
+                    + "main queue, where handlers written on the main actor without `on:` run (as in a Swift 6 "
+                    + "command-line tool's main.swift, whatever `conf.Q` says). Use `try await promise.async()` "
+                    + "instead, or call `wait()` off the main thread."
+            )
         case .pendingPromiseDeallocated:
-            print("PromiseCore: warning: pending promise deallocated\(createdAt)")
+            printWarning("PromiseCore: warning: pending promise deallocated\(createdAt)")
         case .pendingGuaranteeDeallocated:
-            print("PromiseCore: warning: pending guarantee deallocated\(createdAt)")
+            printWarning("PromiseCore: warning: pending guarantee deallocated\(createdAt)")
         case .cauterized(let error):
-            print("PromiseCore: cauterized error: \(error)")
+            printWarning("PromiseCore: cauterized error: \(error)")
+        }
+    }
+
+    /// Writes `message` to the standard error, which is not buffered: a warning printed just before the process
+    /// blocks (a `wait()` that never returns) is seen, where standard output sent to a pipe or a file would keep it
+    /// in its buffer.
+    private static func printWarning(_ message: String) {
+        var message = message + "\n"
+        message.withUTF8 { bytes in
+            _ = write(2, bytes.baseAddress, bytes.count)  // file descriptor 2: the standard error
         }
     }
 }

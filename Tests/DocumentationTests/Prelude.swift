@@ -43,3 +43,4 @@ let asia = exampleURL
 let mirrors = [primary, europe, asia]
 let photo = Data()
 let file = FileManager.default.temporaryDirectory.appendingPathComponent("example.iso")
+let destination = file

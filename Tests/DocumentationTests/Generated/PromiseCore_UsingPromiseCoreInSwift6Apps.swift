@@ -164,4 +164,21 @@ final class DownloadViewModel {
         state = .downloading(fraction: progress.fractionCompleted)
     }
 }
+
+// Sources/PromiseCore/PromiseCore.docc/UsingPromiseCoreInSwift6Apps.md, block 7
+func neverReturns() throws {
+    // In main.swift: `map`'s body waits for the main queue, which `wait()` holds. Do not do this.
+    _ = try Promise.value(41).map { $0 + 1 }.wait()
+}
+
+// Sources/PromiseCore/PromiseCore.docc/UsingPromiseCoreInSwift6Apps.md, block 8
+func snippet_UsingPromiseCoreInSwift6Apps_8() async throws {
+    let session = URLSession.withProgressReporting()
+    let bytes = try await session.cancellableDownload(from: url, to: destination)
+        .map { file, _ in try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0 }
+        .timeout(seconds: 60)
+        .async()
+    print("Downloaded \(bytes) bytes to \(destination.lastPathComponent)")
+    session.finishTasksAndInvalidate()
+}
 #endif
