@@ -37,7 +37,7 @@ public final class CancellablePromise<T>: Thenable, CatchMixin {
 
     /// A pending cancellable promise that runs `callbacks` if it is cancelled — and, with
     /// `cancelsInputsOnResolution` (an `autoCancel` combinator), also when it resolves, with
-    /// ``CancellationReason/lostRace``.
+    /// ``CancellationReason/lostRace`` (fulfilled) or ``CancellationReason/anotherInputFailed`` (rejected).
     @inlinable
     convenience init(callbacks: consuming OnCancelList = OnCancelList(), cancelsInputsOnResolution: Bool = false) {
         let state = LockedCancellationState(

@@ -47,6 +47,7 @@ public struct CancellablePromiseError: Error, CancellableError, Sendable {
         case .user: Shared.user
         case .timeout: Shared.timeout
         case .lostRace: Shared.lostRace
+        case .anotherInputFailed: Shared.anotherInputFailed
         case .superseded: Shared.superseded
         case .ownerReleased: Shared.ownerReleased
         case .paused: Shared.paused
@@ -59,6 +60,7 @@ public struct CancellablePromiseError: Error, CancellableError, Sendable {
         static let user: any Error = CancellablePromiseError(reason: .user)
         static let timeout: any Error = CancellablePromiseError(reason: .timeout)
         static let lostRace: any Error = CancellablePromiseError(reason: .lostRace)
+        static let anotherInputFailed: any Error = CancellablePromiseError(reason: .anotherInputFailed)
         static let superseded: any Error = CancellablePromiseError(reason: .superseded)
         static let ownerReleased: any Error = CancellablePromiseError(reason: .ownerReleased)
         static let paused: any Error = CancellablePromiseError(reason: .paused)

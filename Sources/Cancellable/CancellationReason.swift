@@ -1,7 +1,8 @@
 /// Why a ``CancellablePromise`` was cancelled.
 ///
 /// Every cancellation carries one: ``CancellablePromise/cancel()`` uses ``user``, a timeout ``timeout``, an
-/// `autoCancel` combinator ``lostRace``, a ``CancelScope`` released with pending work ``ownerReleased``.
+/// `autoCancel` combinator ``lostRace`` (or ``anotherInputFailed``), a ``CancelScope`` released with pending work
+/// ``ownerReleased``.
 /// Read it from the rejection (`error.cancellationReason`), from the promise
 /// (``CancellablePromise/cancellationReason``), or in a cancel handler that takes it:
 ///
@@ -23,8 +24,12 @@ public enum CancellationReason: Sendable, Hashable {
     case user
     /// ``CancellablePromise/timeout(seconds:clock:)`` ran out of time.
     case timeout
-    /// An `autoCancel` combinator (`race`, `when`, `any`, `some`) was decided without this input.
+    /// An `autoCancel` combinator (`race`, `when`, `any`, `some`) fulfilled without this input: another input won.
     case lostRace
+    /// An `autoCancel` combinator failed because another of its inputs failed — `when(fulfilled:)` at its first
+    /// rejection, `race` decided by a rejection, `some` once too few inputs can still fulfill — and cancelled this
+    /// input with it: this input did nothing wrong.
+    case anotherInputFailed
     /// Newer work replaced this one (a new search query, a reload).
     case superseded
     /// The ``CancelScope`` that owned the work was deallocated.
@@ -38,13 +43,14 @@ public enum CancellationReason: Sendable, Hashable {
 }
 
 extension CancellationReason: CustomStringConvertible {
-    /// A short description: "user", "timeout", "lost race", "superseded", "owner released", "paused" or the custom
-    /// text.
+    /// A short description: "user", "timeout", "lost race", "another input failed", "superseded", "owner released",
+    /// "paused" or the custom text.
     public var description: String {
         switch self {
         case .user: "user"
         case .timeout: "timeout"
         case .lostRace: "lost race"
+        case .anotherInputFailed: "another input failed"
         case .superseded: "superseded"
         case .ownerReleased: "owner released"
         case .paused: "paused"

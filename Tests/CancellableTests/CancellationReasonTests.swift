@@ -130,7 +130,24 @@ import Testing
         let all = when(fulfilled: failing.map(\.promise), autoCancel: true)
         failing[0].resolver.reject(TestError())
         #expect(all.error is TestError)
-        #expect(failing[1].reasons.current == [.lostRace])
+        #expect(failing[1].reasons.current == [.anotherInputFailed], "not a lost race: nothing won")
+    }
+
+    @Test func aCombinatorDecidedByAFailureCancelsTheRestBecauseAnotherInputFailed() {
+        let raced = (0..<2).map { _ in Self.work() }
+        let first = race(raced.map(\.promise), autoCancel: true)
+        raced[0].resolver.reject(TestError())
+        #expect(first.error is TestError)
+        #expect(raced[1].reasons.current == [.anotherInputFailed])
+        #expect(raced[1].promise.error?.cancellationReason == .anotherInputFailed)
+
+        let some = (0..<3).map { _ in Self.work() }
+        let two = Cancellable.some(2, some.map(\.promise), autoCancel: true)
+        some[0].resolver.reject(TestError())
+        some[1].resolver.reject(TestError())
+        #expect(two.error is AggregateError)
+        #expect(some[2].reasons.current == [.anotherInputFailed])
+        #expect("\(CancellationReason.anotherInputFailed)" == "another input failed")
     }
 
     @Test func cancellingAnAutoCancelCombinatorPassesItsReasonToTheInputs() {

@@ -57,7 +57,7 @@ import Testing
         generator.pulled.current[1].resolver.reject(TestError())
         #expect(all.error is TestError)
         #expect(generator.pulled.current.count == 3, "nothing pulled after the failure")
-        #expect(generator.reasons.current == [0: .lostRace, 2: .lostRace])
+        #expect(generator.reasons.current == [0: .anotherInputFailed, 2: .anotherInputFailed])
         #expect(generator.pendingCount == 0)
     }
 
@@ -77,7 +77,7 @@ import Testing
         let all = when(fulfilled: generator.iterator(), concurrently: 2)
         generator.pulled.current[0].promise.cancel()
         #expect(all.error?.isCancelled == true)
-        #expect(generator.reasons.current == [0: .user, 1: .lostRace])
+        #expect(generator.reasons.current == [0: .user, 1: .anotherInputFailed])
     }
 
     @Test func badInputAndEmptyGenerators() {

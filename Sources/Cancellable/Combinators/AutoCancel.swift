@@ -5,7 +5,8 @@ import PromiseCore
 ///
 /// With `autoCancel`, once the combinator's outcome is decided — by its inputs, or by a cancellation — every input
 /// still pending is cancelled (cancelling a resolved input is a no-op): with the combinator's own reason if it was
-/// cancelled, with `.lostRace` otherwise. Those cancellations, and the cancel handlers they run, come first; the
+/// cancelled, with `.lostRace` if it fulfilled, `.anotherInputFailed` if an input's failure decided it. Those
+/// cancellations, and the cancel handlers they run, come first; the
 /// combinator's promise resolves after them, so no handler of its result runs while a loser is still working
 /// (Guarantees, rule 10). The combinator is one consumer of each input, so an input that another branch also
 /// consumes is cancelled only once that branch has cancelled too. Without `autoCancel`, the inputs are never

@@ -11,9 +11,9 @@ import PromiseCore
 /// ```
 ///
 /// The promises it pulls belong to it: on the first rejection it cancels the others still in flight with
-/// ``CancellationReason/lostRace``, then rejects with that error; cancelling it cancels them with its own reason
-/// before it is rejected. Their cancel handlers have run before any handler of its result runs. A
-/// promise pulled while the cancellation happens is cancelled as soon as it is pulled; nothing is pulled
+/// ``CancellationReason/anotherInputFailed``, then rejects with that error; cancelling it cancels them with its own
+/// reason before it is rejected. Their cancel handlers have run before any handler of its result runs. A promise
+/// pulled while the cancellation happens is cancelled as soon as it is pulled; nothing is pulled
 /// after. A `concurrently` below 1 rejects with `PMKError.badInput` without pulling.
 ///
 /// > Note: the pending promises hold the iterator until it is exhausted or the outcome is decided; prefer a

@@ -42,8 +42,9 @@ struct CancellationState {
         /// This result wins: resolve the box with it; `released` is dropped after the lock is released.
         case resolve(released: OnCancelList)
         /// This result wins and the promise is an `autoCancel` combinator: run `callbacks` (its votes on its
-        /// inputs) with ``CancellationReason/lostRace``, so that every input still pending is cancelled and its
-        /// cancel handlers have run, then resolve the box (Guarantees, rule 10).
+        /// inputs) with ``CancellationReason/lostRace`` (or ``CancellationReason/anotherInputFailed`` for a
+        /// rejection, chosen by ``LinkSink/cancelInputs(_:thenResolve:inHandler:)``), so that every input still
+        /// pending is cancelled and its cancel handlers have run, then resolve the box (Guarantees, rule 10).
         case cancelInputsThenResolve(OnCancelList)
         /// The promise was cancelled or resolved already; drop the result.
         case ignore
@@ -83,7 +84,8 @@ struct CancellationState {
     @usableFromInline
     var phase: Phase
     /// Whether this promise cancels its inputs when it resolves, before its box (an `autoCancel` combinator): its
-    /// callbacks — its votes on its inputs — are cast with ``CancellationReason/lostRace``.
+    /// callbacks — its votes on its inputs — are cast with ``CancellationReason/lostRace`` (or
+    /// ``CancellationReason/anotherInputFailed`` if it rejects).
     @usableFromInline
     var cancelsInputsOnResolution: Bool
     /// The vote kept in this state itself, for the first consumer that votes (most promises have exactly one: a

@@ -78,16 +78,22 @@ struct LinkSink<U> {
         }
     }
 
-    /// Casts an `autoCancel` combinator's votes on its inputs with ``CancellationReason/lostRace`` — every input
-    /// still pending is cancelled and its cancel handlers run — and only then resolves the box with `result`, so
-    /// that no handler of the combinator's result runs before its losers have been stopped (Guarantees, rule 10).
+    /// Casts an `autoCancel` combinator's votes on its inputs — with ``CancellationReason/lostRace`` if it fulfills,
+    /// ``CancellationReason/anotherInputFailed`` if an input's failure decided it — so that every input still pending
+    /// is cancelled and its cancel handlers run; only then resolves the box with `result`, so that no handler of the
+    /// combinator's result runs before its losers have been stopped (Guarantees, rule 10).
     ///
     /// If this thread is already cancelling (a cancel handler fulfilled an input, say), the whole sequence waits
     /// in the thread's ``CancelPropagation`` loop, in the same order, until the current callback returns.
     @inlinable
     func cancelInputs(_ votes: OnCancelList, thenResolve result: Result<U>, inHandler: Bool) {
         let box = self.box
-        CancelPropagation.current.run(votes, reason: .lostRace) { _ in
+        let reason: CancellationReason
+        switch result {
+        case .fulfilled: reason = .lostRace
+        case .rejected: reason = .anotherInputFailed
+        }
+        CancelPropagation.current.run(votes, reason: reason) { _ in
             box.resolve(result, inHandler: inHandler)
         }
     }
