@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+package import Foundation
 import PromiseCore
 
 /// A value behind a lock that callers can wait on without polling: every `update` resumes the waiters whose
@@ -9,8 +9,9 @@ import PromiseCore
 /// (`server.transfers` inside `server.waitUntil { … }`), which would deadlock on Linux and trap on Darwin. A
 /// condition is checked against a copy of the value, and a waiter whose condition does not hold goes back on the
 /// list only if no update came in the meantime; otherwise it is checked again, against the newer value. So each
-/// update is seen by every waiter, and each waiter is checked by one thread at a time.
-final class Watched<Value>: @unchecked Sendable {
+/// update is seen by every waiter, and each waiter is checked by one thread at a time. (`package`: the tests'
+/// `LoopbackHTTPServer` waits on its records the same way.)
+package final class Watched<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value`, `version` and `waiters` are only touched under `state`'s lock; conditions are
     // checked, and waiters resumed, outside it.
     private struct State {
@@ -27,19 +28,19 @@ final class Watched<Value>: @unchecked Sendable {
 
     private let state: Locked<State>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         state = Locked(State(value: value))
     }
 
     /// Reads the value under the lock (`body` is the library's, never a test's).
-    func read<R>(_ body: (Value) -> R) -> R {
+    package func read<R>(_ body: (Value) -> R) -> R {
         state.withLock { body($0.value) }
     }
 
     /// Changes the value under the lock (`body` is the library's), then checks every waiter against the new value,
     /// outside it.
     @discardableResult
-    func update<R>(_ body: (inout Value) -> R) -> R {
+    package func update<R>(_ body: (inout Value) -> R) -> R {
         let (result, value, version, waiters) = state.withLock { state in
             let result = body(&state.value)
             state.version &+= 1
@@ -55,7 +56,7 @@ final class Watched<Value>: @unchecked Sendable {
     /// that makes it hold. Returns `false` if `timeout` seconds of real time pass first (never, by default), or the
     /// task is cancelled.
     @discardableResult
-    func wait(until isReady: @escaping (Value) -> Bool, timeout: TimeInterval = .infinity) async -> Bool {
+    package func wait(until isReady: @escaping (Value) -> Bool, timeout: TimeInterval = .infinity) async -> Bool {
         let wait = WaitOutcome()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

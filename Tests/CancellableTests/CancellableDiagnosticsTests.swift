@@ -12,8 +12,8 @@ import Testing
         }
     }
 
-    @Test func everyStartingInitialiserRecordsItsCallSite() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func everyStartingInitialiserRecordsItsCallSite() {
         let start = PromiseDiagnostics.checkpoint()
         let (plain, _) = Promise<Int>.pending()
         let lines: [Int]
@@ -35,8 +35,8 @@ import Testing
         #expect(Self.pendingHere(after: start).count == 1, "only `plain` is still pending")
     }
 
-    @Test func aTestCanAssertThatNothingItStartedIsLeftPending() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func aTestCanAssertThatNothingItStartedIsLeftPending() {
         let start = PromiseDiagnostics.checkpoint()
         let (work, resolver) = CancellablePromise<Int>.pending()
         let chain = work.map(on: nil) { $0 * 2 }.timeout(seconds: .infinity)

@@ -98,11 +98,11 @@ import FoundationNetworking
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("cancelled-\(UUID()).bin")
         let download = DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/big")), to: destination)
-        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 50_000 })
+        #expect(await server.waitUntil { ($0.first?.bytesSent ?? 0) > 50_000 })
         download.cancel()
-        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        #expect(await server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
         // The file is removed when the task reports its cancellation; wait for that on the server's clock.
-        #expect(server.waitUntil(timeout: 5) { _ in !FileManager.default.fileExists(atPath: destination.path) })
+        #expect(await server.waitUntil(timeout: 5) { _ in !FileManager.default.fileExists(atPath: destination.path) })
     }
 
     @Test(arguments: Mode.allCases)
@@ -132,10 +132,10 @@ import FoundationNetworking
         try Data("the old file".utf8).write(to: destination)
         let download = DownloadIntegrationTests().makeSession(mode)
             .cancellableDownload(for: URLRequest(url: server.url("/big")), to: destination)
-        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 50_000 })
+        #expect(await server.waitUntil { ($0.first?.bytesSent ?? 0) > 50_000 })
         download.cancel()
         // The partial file is removed when the task reports its cancellation; wait for that.
-        let cleanedUp = server.waitUntil(timeout: 5) { _ in
+        let cleanedUp = await server.waitUntil(timeout: 5) { _ in
             (try? directory.contents()) == ["big.bin"]
         }
         #expect(cleanedUp)

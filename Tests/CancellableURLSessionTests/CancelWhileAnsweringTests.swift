@@ -54,7 +54,7 @@ import FoundationNetworking
 
         await #expect(throws: CancellablePromiseError.self) { try await transfer.async() }
         #expect(canceller.answersAsked.current == 1, "asked once: the response was never answered")
-        #expect(server.waitUntil { $0.first?.clientClosedAt != nil }, "the connection was closed")
+        #expect(await server.waitUntil { $0.first?.clientClosedAt != nil }, "the connection was closed")
     }
 
     @Test(timeLimit(minutes: 1))

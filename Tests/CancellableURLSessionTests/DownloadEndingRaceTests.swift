@@ -87,7 +87,7 @@ import FoundationNetworking
             let resumed = session.resumeDownload(saved)
             _ = try await resumed.promise.async()
             #expect(try fileContents(directory.destination) == Self.body)
-            #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
+            #expect(await server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
             #expect(server.connections.last?.status == (mode == .ownDelegate ? 200 : 416))
             #expect(try directory.contents() == ["file.bin"])
         } else {

@@ -333,7 +333,7 @@ private struct Scene {
     /// Ends the download the way `fault` says, once the server has seen its request (or the client the faulted body).
     func end(_ download: ResumableDownload, by fault: Fault) async throws {
         func waitForRequest(to path: String) async {
-            #expect(server.waitUntil { $0.contains { $0.path == path } }, "\(path)")
+            #expect(await server.waitUntil { $0.contains { $0.path == path } }, "\(path)")
         }
         switch fault {
         case .pausedBeforeHeaders:
@@ -383,7 +383,7 @@ private struct Scene {
         let (url, _) = try await resumed.promise.async()
         #expect(try fileContents(url) == file.current.body)
         #expect(try directory.contents() == ["file.bin"])
-        #expect(server.waitUntil { $0.last?.finishedAt != nil })
+        #expect(await server.waitUntil { $0.last?.finishedAt != nil })
         let last = try #require(server.connections.last)
         if saved.bytesKept > 0 {
             #expect(last.range == "bytes=\(saved.bytesKept)-" && last.status == 206)

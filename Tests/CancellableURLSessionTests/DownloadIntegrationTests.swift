@@ -105,11 +105,11 @@ import FoundationNetworking
             received.withLock { $0 = progress.bytesTransferred }
         }
         // Wait, on the server's own records, until the transfer is well under way.
-        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 200_000 })
+        #expect(await server.waitUntil { ($0.first?.bytesSent ?? 0) > 200_000 })
         let cancelledAt = Date()
         #expect(download.cancel())
         #expect(download.isRejected, "the outcome is decided when cancel() returns")
-        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        #expect(await server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
         let connection = try #require(server.connections.first)
         let latency = try #require(connection.clientClosedAt).timeIntervalSince(cancelledAt)
         print(
@@ -157,7 +157,7 @@ import FoundationNetworking
         let winner = try await fastest.async()
         #expect(winner.data.count == size)
         #expect(
-            server.waitUntil(timeout: 5) { connections in
+            await server.waitUntil(timeout: 5) { connections in
                 // Finished with every connection: the server records `completed` (or the close) a moment
                 // before `finishedAt`, and this test reads both.
                 connections.count == 3 && connections.allSatisfy { $0.finishedAt != nil }
@@ -243,7 +243,7 @@ import FoundationNetworking
         }
         #expect(error is TimeoutError)
         #expect(elapsed >= 0.3 && elapsed < 1.0, "timed out after \(elapsed) s")
-        #expect(server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
+        #expect(await server.waitUntil(timeout: 5) { $0.first?.clientClosedAt != nil })
         let closedAt = try #require(server.connections.first?.clientClosedAt)
         // The cancellation reaches the socket: without it the connection would stay open until the request's own
         // 60-second timeout. (The server's thread timestamps the close; on a loaded machine it may run late, so the

@@ -153,7 +153,7 @@ extension SegmentedDownloadTests {
         }
         #expect(piece == 0 && actual == SHA256.hexDigest(of: body.prefix(Int(Self.pieceLength))))
         #expect(try directory.contents().isEmpty)
-        #expect(server.waitUntil { $0.first.map(Self.isOver) ?? false })
+        #expect(await server.waitUntil { $0.first.map(Self.isOver) ?? false })
         let sent = try #require(server.connections.first).bytesSent
         #expect(sent < Self.size / 2, "stopped early: \(sent) of \(Self.size) bytes sent")
     }

@@ -47,11 +47,11 @@ struct LoopbackHTTPServerTests {
     /// A connection the server closes without answering — the client sees "Empty reply from server" — is recorded
     /// with why: what it read of the request, and how reading ended.
     @Test(arguments: [(Data(), 0), (Data("GET /cut HTTP/1.1\r\nHost: x".utf8), 26)])
-    func aConnectionClosedWithoutARequestIsRecordedWithWhy(sent: Data, count: Int) throws {
+    func aConnectionClosedWithoutARequestIsRecordedWithWhy(sent: Data, count: Int) async throws {
         let server = try LoopbackHTTPServer { _ in .status(200, body: Data()) }
         defer { server.stop() }
         try server.connectAndClose(sending: sent)
-        #expect(server.waitUntil { !$0.isEmpty })
+        #expect(await server.waitUntil { !$0.isEmpty })
         let connection = try #require(server.connections.first)
         #expect(connection.unanswered == "request not read after \(count) bytes: the client closed")
         #expect(connection.status == 0 && connection.path.isEmpty)

@@ -74,7 +74,7 @@ import FoundationNetworking
         after fraction: Double = 0.5
     ) async throws -> DownloadResumeData {
         #expect(
-            server.waitUntil { connections in
+            await server.waitUntil { connections in
                 (connections.last { $0.path == path }?.bytesSent ?? 0) >= Int(Double(Self.size) * fraction)
             }
         )
@@ -106,7 +106,7 @@ import FoundationNetworking
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let saved = try await pause(download, on: server, path: "/file")
 
-        #expect(server.waitUntil { $0.first?.clientClosedAt != nil }, "pausing closes the connection")
+        #expect(await server.waitUntil { $0.first?.clientClosedAt != nil }, "pausing closes the connection")
         let first = try #require(server.connections.first)
         #expect(saved.bytesKept > 0 && saved.bytesKept <= Int64(first.bytesSent))
         #expect(saved.validator == .entityTag("\"v1\""))
@@ -128,7 +128,7 @@ import FoundationNetworking
         #expect(await resumed.resumeData.async() == nil)
 
         // Server side: the second request asked for the rest, and got only the rest.
-        #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(await server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
         let second = server.connections[1]
         #expect(second.range == "bytes=\(saved.bytesKept)-")
         #expect(second.status == 206)
@@ -152,14 +152,14 @@ import FoundationNetworking
         let session = self.session
         let first = try await pausedDownload(on: server, session: session, after: 0.3)
         let secondDownload = session.resumeDownload(first)
-        #expect(server.waitUntil { $0.count == 2 })
+        #expect(await server.waitUntil { $0.count == 2 })
         let second = try await pause(secondDownload, on: server, path: "/file", after: 0.3)
         #expect(second.bytesKept > first.bytesKept)
         #expect(second.partialFile == first.partialFile)
         _ = try await session.resumeDownload(second).promise.async()
         #expect(try fileContents(destination) == Self.body)
         #expect(try contents() == ["file.bin"])
-        #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(await server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
         #expect(
             server.connections.map(\.range) == [nil, "bytes=\(first.bytesKept)-", "bytes=\(second.bytesKept)-"]
         )
@@ -182,7 +182,7 @@ import FoundationNetworking
         let (url, _) = try await resumed.promise.async()
         #expect(url == destination)
         #expect(try fileContents(destination) == Self.body)
-        #expect(server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(await server.waitUntil { $0.count == 3 && $0.allSatisfy { $0.finishedAt != nil } })
         #expect(server.connections.last?.range == "bytes=\(saved.bytesKept)-")
     }
 
@@ -191,7 +191,7 @@ import FoundationNetworking
         let server = try serve(holdingAt: [0.25])
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
         let opened = download.promise.map { url, _ in url.lastPathComponent }
-        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
+        #expect(await server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
         #expect(opened.cancel(reason: .paused))
         let saved = try #require(await download.resumeData.async())
         #expect(download.promise.cancellationReason == .paused)
@@ -205,13 +205,13 @@ import FoundationNetworking
         let server = try serve(holdingAt: [0.25])
         let saved = try await pausedDownload(on: server, session: session, after: 0.25)
         let resumed = session.resumeDownload(saved)
-        #expect(server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
+        #expect(await server.waitUntil { $0.count == 2 && $0[1].bytesSent > 100_000 })
         #expect(resumed.cancel())
         #expect(resumed.promise.isRejected, "rejected before cancel() returns")
         #expect(await resumed.resumeData.async() == nil)
         #expect(try contents().isEmpty, "cancelling for good removes the partial file")
         #expect(await failure(of: resumed.promise)?.cancellationReason == .user)
-        #expect(server.waitUntil { $0[1].clientClosedAt != nil })
+        #expect(await server.waitUntil { $0[1].clientClosedAt != nil })
     }
 
     /// Resume data names only bytes flushed to disk. A partial file removed under the running download cannot be
@@ -363,7 +363,7 @@ import FoundationNetworking
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(try fileContents(destination) == Self.body, "the stale half was not kept")
         #expect(try contents() == ["file.bin"])
-        #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
+        #expect(await server.waitUntil { $0.count == 2 && $0[1].completed })
         #expect(server.connections[1].status == 200)
         #expect(server.connections[1].bytesSent == Self.size)
         let transferring = reports.current.filter { $0.phase == .transferring }
@@ -383,7 +383,7 @@ import FoundationNetworking
         let (_, response) = try await session.resumeDownload(saved).promise.async()
         #expect((response as? HTTPURLResponse)?.statusCode == 200, "If-Range did not match: the whole new file")
         #expect(try fileContents(destination) == newBody, "never the old half followed by the new one")
-        #expect(server.waitUntil { $0.count == 2 && $0[1].completed })
+        #expect(await server.waitUntil { $0.count == 2 && $0[1].completed })
         #expect(server.connections[1].range == "bytes=\(saved.bytesKept)-")
     }
 
@@ -423,7 +423,7 @@ import FoundationNetworking
         file.change { $0.body = Self.body + Data(count: 14 * 1_048_576) }
         let failure = await failure(of: session.resumeDownload(saved).promise)
         #expect(failure is DownloadError, "\(failure as Any)")
-        #expect(server.waitUntil(timeout: 5) { $0.count == 2 && $0[1].finishedAt != nil })
+        #expect(await server.waitUntil(timeout: 5) { $0.count == 2 && $0[1].finishedAt != nil })
         let refused = server.connections[1]
         #expect(refused.status == 206)
         #expect(!refused.completed)
@@ -541,7 +541,7 @@ import FoundationNetworking
         let resumed = session.resumeDownload(saved, from: URLRequest(url: server.url("/mirror-b/file")))
         _ = try await resumed.promise.async()
         #expect(try fileContents(destination) == Self.body)
-        #expect(server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
+        #expect(await server.waitUntil { $0.count == 2 && $0.allSatisfy { $0.finishedAt != nil } })
         let fromB = try #require(server.connections.first { $0.path == "/mirror-b/file" })
         #expect(fromB.status == 206)
         #expect(fromB.bytesSent == Self.size - Int(saved.bytesKept))
@@ -562,7 +562,7 @@ import FoundationNetworking
         #expect(resumed.promise.cancellationReason == .timeout)
         #expect(await resumed.resumeData.async() == nil, "a timeout cancels for good")
         #expect(try contents().isEmpty)
-        #expect(server.waitUntil { $0.count == 2 && $0[1].clientClosedAt != nil })
+        #expect(await server.waitUntil { $0.count == 2 && $0[1].clientClosedAt != nil })
     }
 
     @Test(timeLimit(minutes: 1))
@@ -596,7 +596,7 @@ import FoundationNetworking
         #expect(slow.promise.cancellationReason == .lostRace)
         #expect(try contents() == ["file.bin"])
         #expect(
-            server.waitUntil { connections in
+            await server.waitUntil { connections in
                 connections.first { $0.path == "/slow" && $0.range != nil }?.clientClosedAt != nil
             },
             "the loser's connection closed"
@@ -621,7 +621,7 @@ import FoundationNetworking
         let server = try serve(holdingAt: [0.25])
         let session = sessionWithoutLiveDelivery()
         let download = session.resumableDownload(from: server.url("/file"), to: destination)
-        #expect(server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
+        #expect(await server.waitUntil { ($0.first?.bytesSent ?? 0) > 100_000 })
         let saved = try #require(await download.pause().async())
         #expect(saved.bytesKept == 0)
         _ = try await session.resumeDownload(saved).promise.async()

@@ -348,7 +348,7 @@ import FoundationNetworking
         #expect(error.isCancelled)
         #expect(try directory.contents() == [], "removed before the promise rejected")
         let server = try #require(servers.first)
-        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
+        #expect(await server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
     }
 
     /// A cancel at every point of a download's life — before any answer, at each tenth of the file, as the last byte
@@ -401,7 +401,7 @@ import FoundationNetworking
         #expect(endings["cancelled", default: 0] > 0)
         #expect(endings["fulfilled", default: 0] + endings["cancelled", default: 0] == 36)
         let server = try #require(servers.first)
-        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
+        #expect(await server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
     }
 
     @Test func anEmptyFileIsDownloaded() async throws {

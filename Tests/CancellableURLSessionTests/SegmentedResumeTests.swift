@@ -84,7 +84,7 @@ extension SegmentedDownloadTests {
         )
         #expect(data == paused)
         let server = try #require(servers.first)
-        #expect(server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
+        #expect(await server.waitUntil(timeout: 10) { $0.allSatisfy(Self.isOver) })
         let before = server.connections.count
         let written = Locked<[Int64]>([])
         let resumed = session.resumeSegmentedDownload(data, options: Self.options()) { progress in

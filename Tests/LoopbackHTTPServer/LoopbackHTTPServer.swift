@@ -172,6 +172,8 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     private let route: @Sendable (Request) -> Response
     private let lock = NSLock()
     private var records: [Connection] = []
+    /// Counts the changes to `records`: what ``waitUntil(timeout:_:)`` waits on, without polling.
+    private let changes = Watched(0)
     private var isStopped = false
     private let acceptorDone = DispatchSemaphore(value: 0)
 
@@ -250,17 +252,14 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         guard connected == 0, writeAll(client, bytes) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
-    /// Waits (polling the server's own records, at most `timeout`) until `condition` holds.
+    /// Waits, at most `timeout` seconds, until `condition` holds for the connections: checked now, then after each
+    /// change the server records — not by polling, and without blocking a thread (the cooperative pool's threads are
+    /// what the code under test runs on). `false` if `timeout` passes first.
     ///
     /// The default is long: under ThreadSanitizer, with every suite running at once on two cores, a request has been
     /// seen to take more than 10 s to arrive. Well inside the tests' one-minute limits, it only delays a failure.
-    package func waitUntil(timeout: TimeInterval = 40, _ condition: ([Connection]) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if condition(connections) { return true }
-            usleep(2_000)
-        }
-        return condition(connections)
+    package func waitUntil(timeout: TimeInterval = 40, _ condition: @escaping ([Connection]) -> Bool) async -> Bool {
+        await changes.wait(until: { [self] _ in condition(connections) }, timeout: timeout)
     }
 
     /// Accepts connections until ``stop()``: waits at most 20 ms at a time for one, so that it sees the stop
@@ -561,15 +560,18 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
 
     private func record(_ connection: Connection) -> Int {
         lock.lock()
-        defer { lock.unlock() }
         records.append(connection)
-        return records.count - 1
+        let index = records.count - 1
+        lock.unlock()
+        changes.update { $0 &+= 1 }  // outside the lock: the waiters' conditions read `connections`
+        return index
     }
 
     private func update(_ index: Int, _ change: (inout Connection) -> Void) {
         lock.lock()
-        defer { lock.unlock() }
         change(&records[index])
+        lock.unlock()
+        changes.update { $0 &+= 1 }
     }
 }
 

@@ -28,8 +28,8 @@ import Testing
         _ = promise
     }
 
-    @Test func everyStartingInitialiserRecordsItsCallSite() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func everyStartingInitialiserRecordsItsCallSite() {
         let start = PromiseDiagnostics.checkpoint()
         var resolvers: [Resolver<Int>] = []
         var resolves: [@Sendable (Int) -> Void] = []
@@ -46,8 +46,8 @@ import Testing
         _ = (a, b, c)
     }
 
-    @Test func chainLinksAndResolvedPromisesAreNotListed() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func chainLinksAndResolvedPromisesAreNotListed() {
         let start = PromiseDiagnostics.checkpoint()
         let (root, resolver) = Promise<Int>.pending()
         let chain = root.map(on: nil) { $0 + 1 }.then(on: nil) { Promise.value($0) }
@@ -57,8 +57,8 @@ import Testing
         #expect(chain.value == 2)
     }
 
-    @Test func aCheckpointHidesWhatCameBefore() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func aCheckpointHidesWhatCameBefore() {
         let before = PromiseDiagnostics.checkpoint()
         let (first, firstResolver) = Promise<Int>.pending()
         let middle = PromiseDiagnostics.checkpoint()
@@ -72,8 +72,8 @@ import Testing
 
     /// A promise whose resolver went away while it was pending can never resolve: it stays listed, marked so, even
     /// once it is deallocated (a leak check must not miss it because the leaked objects were freed).
-    @Test func aPromiseThatWentAwayUnresolvedStaysListedAsNeverResolving() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func aPromiseThatWentAwayUnresolvedStaysListedAsNeverResolving() {
         let start = PromiseDiagnostics.checkpoint()
         var kept: Resolver<Int>?
         do {
@@ -177,8 +177,8 @@ import Testing
 
     /// Many promises made and resolved on several threads while others list: no race, and the table sweeps what
     /// resolved (the pending ones are all still listed).
-    @Test func recordingAndListingFromManyThreads() {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func recordingAndListingFromManyThreads() {
         let start = PromiseDiagnostics.checkpoint()
         let kept = Shared<[Resolver<Int>]>([])
         runConcurrently(threads: 4) { thread in

@@ -26,16 +26,6 @@ import Testing
         #expect(chained.error as? TestError == error)
     }
 
-    @Test func returningItselfRejectsWithReturnedSelf() async {
-        let (source, resolver) = Promise<Int>.pending()
-        let holder = Shared<Promise<Int>?>(nil)
-        let chained = source.then(on: nil) { _ in holder.current! }
-        holder.withLock { $0 = chained }
-        resolver.fulfill(1)
-        #expect(chained.error as? PMKError == .returnedSelf)
-        holder.withLock { $0 = nil }
-    }
-
     @Test func mapTransformsAndThrowingRejects() {
         #expect(Promise.value(2).map(on: nil) { $0 * 3 }.value == 6)
         let error = TestError()

@@ -17,8 +17,8 @@ struct NoPromisesLeftPendingTests {
 
     static let thisFile = "PromiseTestingTests/NoPromisesLeftPendingTests.swift"
 
-    @Test func theTraitNamesTheCreationSiteOfAPromiseLeftPending() async throws {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func theTraitNamesTheCreationSiteOfAPromiseLeftPending() async throws {
         let test = try #require(Test.current)
         let keeper = Keeper()
         let trait: NoPromisesLeftPendingTrait = .noPromisesLeftPending
@@ -40,8 +40,8 @@ struct NoPromisesLeftPendingTests {
         #expect(keeper.objects.count == 3)
     }
 
-    @Test func aPromiseWhoseResolverWasReleasedIsReportedEvenOnceItIsGone() async {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func aPromiseWhoseResolverWasReleasedIsReportedEvenOnceItIsGone() async {
         let leakLine = #line + 3
         await withKnownIssue {
             await withNoPromisesLeftPending {
@@ -62,8 +62,8 @@ struct NoPromisesLeftPendingTests {
         cancelled.cancel()
     }
 
-    @Test func promisesOfOtherTasksAreNotCounted() async {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func promisesOfOtherTasksAreNotCounted() async {
         let keeper = Keeper()
         await withNoPromisesLeftPending {
             // Made in another task (as a test running in parallel would): not this check's.

@@ -225,8 +225,8 @@ struct StubServerTests {
         #expect(server.transfers.count == 2)
     }
 
-    @Test func aTransferLeftPendingIsReportedAtTheCallersLine() async throws {
-        guard PromiseDiagnostics.recordsCreationSites else { return }
+    @Test(.enabled(if: PromiseDiagnostics.recordsCreationSites, "only debug builds record creation sites"))
+    func aTransferLeftPendingIsReportedAtTheCallersLine() async throws {
         let server = StubServer { _ in .stall }
         let session = URLSession.withProgressReporting(configuration: server.configuration)
         defer { session.invalidateAndCancel() }
