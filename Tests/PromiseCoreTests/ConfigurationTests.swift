@@ -26,7 +26,9 @@ import Testing
         let expected = conf.Q.map?.label
         let consistent = Shared(0)
         DispatchQueue.concurrentPerform(iterations: 1_000) { _ in
-            if conf.Q.map?.label == expected, conf.catchPolicy == .allErrorsExceptCancellation { consistent.increment() }
+            if conf.Q.map?.label == expected, conf.catchPolicy == .allErrorsExceptCancellation {
+                consistent.increment()
+            }
         }
         #expect(consistent.current == 1_000)
     }
