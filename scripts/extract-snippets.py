@@ -26,60 +26,92 @@ IMPORTS = (
 NETWORKING = "#if canImport(FoundationNetworking)\nimport FoundationNetworking\n#endif\n"
 
 
-def generate(article: pathlib.Path) -> str:
+def render(block: str, index: int, name: str, source: pathlib.Path) -> str:
+    """One block's code: at file scope if it starts with a declaration, otherwise as the body of a function."""
+    lines = [line for line in block.splitlines() if not line.startswith("import ")]
+    code = [line for line in lines if line.strip() and not line.strip().startswith("//")]
+    if not code:
+        return ""
+    parts = [f"\n// {source}, block {index + 1}\n"]
+    # XCTest is imported where it exists (not in the SDK copies of the Linux-side Apple type-check): so is the
+    # code that uses it.
+    uses_xctest = re.search(r"\bXCT", block) is not None
+    if uses_xctest:
+        parts.append("#if canImport(XCTest)\n")
+    if DECLARATION.match(code[0]):
+        parts.append("\n".join(lines) + "\n")
+    else:
+        body = "\n".join(("    " + line) if line else "" for line in lines)
+        parts.append(f"func snippet_{name}_{index + 1}() async throws {{\n{body}\n}}\n")
+    if uses_xctest:
+        parts.append("#endif\n")
+    return "".join(parts)
+
+
+def imports_of(block: str) -> list[str]:
+    # FoundationNetworking is imported where it exists (an article shows it inside `#if canImport`).
+    return [
+        line for line in block.splitlines()
+        if line.startswith("import ") and not line.startswith("import FoundationNetworking")
+    ]
+
+
+def generate(article: pathlib.Path, stem: str) -> dict[str, str]:
+    """The files for one article: `stem.swift` with the blocks that show no imports, compiled with every import the
+    article shows (or every module, if it shows none); and `stem_N.swift` for each block N that shows its own
+    imports, compiled with exactly those, as a user's file would be — a block that forgets one fails to compile."""
     text = article.read_text()
-    blocks = re.findall(r"^```swift\n(.*?)^```", text, flags=re.S | re.M)
+    # A block indented under a list item counts too, with its indentation removed.
+    blocks = [
+        "".join(line[len(indent):] + "\n" for line in body.splitlines())
+        for indent, body in re.findall(r"^( *)```swift\n(.*?)^\1```", text, flags=re.S | re.M)
+    ]
     source = article.relative_to(ROOT)
     name = re.sub(r"\W", "_", article.stem)
-    # FoundationNetworking is imported below, where it exists (an article shows it inside `#if canImport`).
-    shown = sorted({
-        line for block in blocks for line in block.splitlines()
-        if line.startswith("import ") and not line.startswith("import FoundationNetworking")
-    })
-    parts = [HEADER.format(source=source), "".join(line + "\n" for line in shown) if shown else IMPORTS, NETWORKING]
+    shown = sorted({line for block in blocks for line in imports_of(block)})
     # Observation is in every SDK from iOS 17 / macOS 14 and in the Linux toolchain, but not in the SDK copies the
     # Linux-side Apple type-check uses: guarded, the rest of the target's code is still checked there.
     observing = "@Observable" in text
-    if observing:
-        parts.append("#if canImport(Observation)\nimport Observation\n")
-    if "@Test" in text and "import Testing" not in shown:
-        parts.append("import Testing\n")
-    if "XCTestCase" in text:
-        parts.append("#if canImport(XCTest)\nimport XCTest\n#endif\n")
+
+    def header(imports: list[str], code: str) -> list[str]:
+        parts = [HEADER.format(source=source), "".join(line + "\n" for line in imports) if imports else IMPORTS]
+        parts.append(NETWORKING)
+        if observing:
+            parts.append("#if canImport(Observation)\nimport Observation\n")
+        if "@Test" in code and "import Testing" not in imports:
+            parts.append("import Testing\n")
+        if "XCTestCase" in code:
+            parts.append("#if canImport(XCTest)\nimport XCTest\n#endif\n")
+        return parts
+
+    files: dict[str, str] = {}
+    shared: list[str] = []
     for index, block in enumerate(blocks):
         if block.startswith("// Package.swift"):
             continue  # a manifest excerpt, not a user's code: `swift package` reads manifests, not this target
-        lines = [line for line in block.splitlines() if not line.startswith("import ")]
-        code = [line for line in lines if line.strip() and not line.strip().startswith("//")]
+        code = render(block, index, name, source)
         if not code:
             continue
-        parts.append(f"\n// {source}, block {index + 1}\n")
-        # XCTest is imported where it exists (not in the SDK copies of the Linux-side Apple type-check): so is the
-        # code that uses it.
-        uses_xctest = re.search(r"\bXCT", block) is not None
-        if uses_xctest:
-            parts.append("#if canImport(XCTest)\n")
-        if DECLARATION.match(code[0]):
-            parts.append("\n".join(lines) + "\n")
+        own = imports_of(block)
+        if own:
+            parts = header(own, block) + [code] + (["#endif\n"] if observing else [])
+            files[f"{stem}_{index + 1}.swift"] = "".join(parts)
         else:
-            body = "\n".join(("    " + line) if line else "" for line in lines)
-            parts.append(f"func snippet_{name}_{index + 1}() async throws {{\n{body}\n}}\n")
-        if uses_xctest:
-            parts.append("#endif\n")
-    if observing:
-        parts.append("#endif\n")
-    return "".join(parts)
+            shared.append(code)
+    parts = header(shown, text) + shared + (["#endif\n"] if observing else [])
+    files[f"{stem}.swift"] = "".join(parts)
+    return files
 
 
 def main() -> int:
     check = "--check" in sys.argv
     OUT.mkdir(parents=True, exist_ok=True)
     expected = {}
-    for article in sorted(ROOT.glob("Sources/*/*.docc/*.md")):
-        catalog = article.parent.stem
-        expected[OUT / f"{catalog}_{article.stem}.swift"] = generate(article)
+    articles = [(article, f"{article.parent.stem}_{article.stem}") for article in sorted(ROOT.glob("Sources/*/*.docc/*.md"))]
     # The README's code too: it is what a new user copies first.
-    expected[OUT / "README.swift"] = generate(ROOT / "README.md")
+    for article, stem in articles + [(ROOT / "README.md", "README")]:
+        for file, content in generate(article, stem).items():
+            expected[OUT / file] = content
     stale = [path for path, content in expected.items() if not path.exists() or path.read_text() != content]
     extra = [path for path in OUT.glob("*.swift") if path not in expected]
     if check:

@@ -7,13 +7,6 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 1
-func snippet_CancellableDownloads_1() async throws {
-
-    #if canImport(FoundationNetworking)
-    #endif
-}
-
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellableDownloads.md, block 2
 func snippet_CancellableDownloads_2() async throws {
     let page = URLSession.shared.cancellableData(from: url)

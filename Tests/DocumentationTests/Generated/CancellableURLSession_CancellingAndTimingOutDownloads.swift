@@ -7,13 +7,6 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/CancellingAndTimingOutDownloads.md, block 1
-func snippet_CancellingAndTimingOutDownloads_1() async throws {
-
-    #if canImport(FoundationNetworking)
-    #endif
-}
-
 // Sources/CancellableURLSession/CancellableURLSession.docc/CancellingAndTimingOutDownloads.md, block 2
 func snippet_CancellingAndTimingOutDownloads_2() async throws {
     let download = URLSession.shared.cancellableDownload(for: URLRequest(url: isoURL), to: file)

@@ -7,13 +7,6 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/DownloadingFromManyMirrors.md, block 1
-func snippet_DownloadingFromManyMirrors_1() async throws {
-
-    #if canImport(FoundationNetworking)
-    #endif
-}
-
 // Sources/CancellableURLSession/CancellableURLSession.docc/DownloadingFromManyMirrors.md, block 2
 func snippet_DownloadingFromManyMirrors_2() async throws {
     let session = URLSession.withProgressReporting()

@@ -7,13 +7,6 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/PausingAndResumingDownloads.md, block 1
-func snippet_PausingAndResumingDownloads_1() async throws {
-
-    #if canImport(FoundationNetworking)
-    #endif
-}
-
 // Sources/CancellableURLSession/CancellableURLSession.docc/PausingAndResumingDownloads.md, block 2
 func snippet_PausingAndResumingDownloads_2() async throws {
     let session = URLSession.withProgressReporting()

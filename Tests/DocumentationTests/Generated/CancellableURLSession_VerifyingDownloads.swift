@@ -7,13 +7,6 @@ import PromiseCore
 import FoundationNetworking
 #endif
 
-// Sources/CancellableURLSession/CancellableURLSession.docc/VerifyingDownloads.md, block 1
-func snippet_VerifyingDownloads_1() async throws {
-
-    #if canImport(FoundationNetworking)
-    #endif
-}
-
 // Sources/CancellableURLSession/CancellableURLSession.docc/VerifyingDownloads.md, block 2
 func snippet_VerifyingDownloads_2() async throws {
     let expected = DownloadIntegrity(
