@@ -247,6 +247,11 @@ struct MirrorRace: AsyncParsableCommand {
         display.cancel()
         progress.render(final: true)
         server.stallsAt.keys.forEach(server.release)
+        // A resumable download that failed (a mirror that went down) kept its bytes for a resume: this example will
+        // not resume it, so it discards them. (The winner's and the cancelled losers' have no resume data.)
+        for download in downloads {
+            await download.resumeData.async()?.discard()
+        }
         await waitForConnections(server, mirrors: kibPerSecond.count)
         if stall {
             say("(No stall was noticed before a mirror finished: try a larger --size.)")
