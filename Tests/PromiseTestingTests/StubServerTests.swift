@@ -17,14 +17,6 @@ extension Watched {
     var current: Value { read { $0 } }
 }
 
-func payload(_ count: Int) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-}
-
-func temporaryFile() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("promise-testing-\(UUID()).bin")
-}
-
 /// StubServer serves URLSession transfers — data and resumable downloads — with no socket.
 @Suite(timeLimit(minutes: 1))
 struct StubServerTests {

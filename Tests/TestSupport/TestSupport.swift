@@ -246,3 +246,13 @@ package func fileContents(_ url: URL) throws -> Data {
 package func storedAddress(of lock: borrowing PromiseLock) -> UnsafeMutableRawPointer {
     withUnsafePointer(to: lock) { UnsafeMutableRawPointer(mutating: $0) }
 }
+
+/// `count` bytes that are not all alike (no two neighbours equal, a period of 256), for a body to serve and check.
+package func payload(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+}
+
+/// A path in the temporary directory that nothing uses yet; the test removes what it writes there.
+package func temporaryFile() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("promise-testing-\(UUID()).bin")
+}
