@@ -71,6 +71,15 @@ import Testing
         }
     }
 
+    @Test func raceFulfilledCancelsEveryLoserBeforeItsResultIsSeenAndAFailureDecidesNothing() async {
+        await check(rounds: 300, inputs: 4, losers: 2, reason: .lostRace) {
+            race(fulfilled: $0.promises, autoCancel: true)
+        } decide: { inputs, _ in
+            inputs.resolvers[0].reject(TestError())  // cancels nobody
+            inputs.resolvers[2].fulfill(2)
+        }
+    }
+
     @Test func whenFulfilledCancelsTheRestBeforeItRejects() async {
         await check(rounds: 300, inputs: 4, losers: 3, reason: .anotherInputFailed) {
             when(fulfilled: $0.promises, autoCancel: true)

@@ -109,6 +109,21 @@ import Testing
         #expect(try checks.settled().get() == [], "piece 0 is checked again at the end")
     }
 
+    @Test func bytesPastTheLastPieceAreNoPiece() throws {
+        let file = file
+        let integrity = DownloadIntegrity(length: 25, pieces: digests)
+        let checks = try #require(PiecesAsWritten(integrity) { try FileHandle(forReadingFrom: file) })
+        checks.written(0..<10)
+        checks.written(10..<60)  // a body longer than the file: pieces 1 and 2, and nothing past them
+        guard case .failure(DownloadIntegrityError.pieceMismatch(let piece, _, _)) = checks.settled() else {
+            Issue.record("piece 1 is wrong")
+            return
+        }
+        #expect(piece == 1)
+        #expect(digests.pieces(overlapping: 20..<1_000) == 2..<3)
+        #expect(digests.pieces(overlapping: 30..<1_000).isEmpty)
+    }
+
     @Test func aDownloadWithoutPieceDigestsChecksNoPieces() {
         #expect(
             PiecesAsWritten(DownloadIntegrity(sha256: SHA256.hexDigest(of: data))) {

@@ -69,7 +69,7 @@ extension SegmentedDownloadTests {
         #expect(!asked.contains { $0.contains(10) })
     }
 
-    @Test func aDownloadFromOneURLChecksItsPiecesWithTheWholeFile() async throws {
+    @Test func aDownloadFromOneURLRejectsItsFirstBadPieceNamingItAndLeavesNoFile() async throws {
         let mirrors = try serve([Self.resource(Self.corrupted, bytesPerSecond: nil)])
         let integrity = DownloadIntegrity(length: Int64(Self.size), pieces: Self.pieces(of: Self.body))
         let error = await failure(

@@ -370,6 +370,11 @@ final class FileDownload: @unchecked Sendable {
             progress?(TransferProgress(bytesTransferred: kept.count, totalBytesExpected: kept.totalBytes, phase: phase))
         }
         var ending = state.end(taskError: taskError, statusError: statusError)
+        if let failure = pieceChecks?.failure {
+            // A piece of the file failed its digest (its verdict came after the last write): no retry, and no resume,
+            // can make these bytes right.
+            ending = .fail(failure, keeping: nil)
+        }
         if case .fail(let error, let keeping) = ending, let attempts, let delay = attempts.delay(after: error),
             attempts.beginRetry(madeProgress: kept.count > keptAtStart)
         {
@@ -383,13 +388,19 @@ final class FileDownload: @unchecked Sendable {
             // Checked before the decision: a long check can still be paused or cancelled. The SHA-256 hashed the body
             // as it was written, and each piece was checked as its last byte was: what is left is to wait for their
             // queues and read back what they did not take.
+            // Said before waiting: checks still queued are part of verifying.
+            let piecesVerified = pieceChecks?.allPassed ?? (integrity.pieces == nil)
+            if integrity.hasWorkLeft(forFileOf: kept.count, digest: digest, piecesVerified: piecesVerified) {
+                report(.verifying)
+            }
             do {
                 let passed = try pieceChecks?.settled().get() ?? []
-                let piecesVerified = integrity.pieces.map { passed.count == $0.sha256.count } ?? true
-                if integrity.hasWorkLeft(forFileOf: kept.count, digest: digest, piecesVerified: piecesVerified) {
-                    report(.verifying)
-                }
-                try integrity.verify(fileAt: partial.url, digest: digest, verifiedPieces: passed.contains)
+                try integrity.verify(
+                    fileAt: partial.url,
+                    digest: digest,
+                    verifiedPieces: passed.contains,
+                    reading: hooks.willHashPiece
+                )
             } catch {
                 ending = .fail(error, keeping: nil)
             }

@@ -97,8 +97,13 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
 
     /// Throws ``DownloadIntegrityError`` if the file at `url` is not what is expected, reading back only the pieces
     /// that `verifiedPieces` does not say passed already (a single-URL download checks each as its last byte
-    /// arrives, ``PiecesAsWritten``).
-    func verify(fileAt url: URL, digest: StreamingDigest?, verifiedPieces: (Int) -> Bool) throws {
+    /// arrives, ``PiecesAsWritten``). `reading` hears of each piece read back (a test's hook).
+    func verify(
+        fileAt url: URL,
+        digest: StreamingDigest?,
+        verifiedPieces: (Int) -> Bool,
+        reading: ((Int) -> Void)? = nil
+    ) throws {
         let size = try PartialFile.size(of: url)
         if let length, size != length {
             throw DownloadIntegrityError.lengthMismatch(expected: length, actual: size)
@@ -113,6 +118,7 @@ public struct DownloadIntegrity: Sendable, Hashable, Codable {
             let handle = try FileHandle(forReadingFrom: url)
             defer { try? handle.close() }
             for piece in pieces.sha256.indices where !verifiedPieces(piece) {
+                reading?(piece)
                 let actual = try pieces.hexDigest(of: piece, in: length, readingFrom: handle)
                 let expected = pieces.sha256[piece].lowercased()
                 guard actual == expected else {

@@ -46,10 +46,14 @@ public struct PieceDigests: Sendable, Hashable, Codable {
         return start..<min(start + length, fileLength)
     }
 
-    /// The pieces that overlap `bytes`.
+    /// The pieces that overlap `bytes`: none past the last piece, whatever `bytes` says (a server may send more
+    /// bytes than the file it was asked for has).
     func pieces(overlapping bytes: Range<Int64>) -> Range<Int> {
-        guard !bytes.isEmpty else { return 0..<0 }
-        return Int(bytes.lowerBound / length)..<Int((bytes.upperBound - 1) / length + 1)
+        guard !bytes.isEmpty, bytes.lowerBound >= 0 else { return 0..<0 }
+        let count = Int64(sha256.count)
+        let first = min(bytes.lowerBound / length, count)
+        let last = min((bytes.upperBound - 1) / length + 1, count)
+        return Int(first)..<Int(max(first, last))
     }
 
     /// The lowercase hexadecimal SHA-256 of piece `piece` of a file of `fileLength` bytes, read from `handle` in

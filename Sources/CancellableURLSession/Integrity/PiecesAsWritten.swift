@@ -67,6 +67,11 @@ final class PiecesAsWritten: Sendable {
         )
     }
 
+    /// Whether every piece has passed so far: nothing is left to check.
+    var allPassed: Bool {
+        ledger.withLock { $0.passed.count == digests.sha256.count }
+    }
+
     /// The file was emptied or reopened: the verdicts so far, and the checks under way, no longer hold.
     func restarted() {
         ledger.withLock { ledger in

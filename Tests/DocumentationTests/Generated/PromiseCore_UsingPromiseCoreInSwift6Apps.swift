@@ -166,8 +166,8 @@ final class DownloadViewModel {
 }
 
 // Sources/PromiseCore/PromiseCore.docc/UsingPromiseCoreInSwift6Apps.md, block 7
-func neverReturns() throws {
-    // In main.swift: `map`'s body waits for the main queue, which `wait()` holds. Do not do this.
+@MainActor func neverReturns() throws {
+    // As main.swift's top-level code: `map`'s body waits for the main queue, which `wait()` holds. Do not do this.
     _ = try Promise.value(41).map { $0 + 1 }.wait()
 }
 

@@ -10,6 +10,7 @@ import FoundationNetworking
 
 func raceMirrors(_ mirrors: [URL], into destinations: [URL]) async throws -> Int {
     let session = URLSession.withProgressReporting(configuration: .ephemeral)
+    defer { session.finishTasksAndInvalidate() }
     let downloads = mirrors.indices.map { mirror in
         session.cancellableDownload(for: URLRequest(url: mirrors[mirror]), to: destinations[mirror])
     }
