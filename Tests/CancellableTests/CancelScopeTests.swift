@@ -8,8 +8,8 @@ import Testing
 @Suite struct CancelScopeTests {
     @Test func cancelAllCancelsThePendingMembersWithTheReason() {
         let scope = CancelScope()
-        let (first, _, firstReasons) = CancellationReasonTests.work()
-        let (second, _, secondReasons) = CancellationReasonTests.work()
+        let (first, _, firstReasons) = pendingWorkRecordingReasons()
+        let (second, _, secondReasons) = pendingWorkRecordingReasons()
         #expect(scope.add(first) === first)
         scope.add(second)
         #expect(scope.pendingCount == 2)
@@ -21,7 +21,7 @@ import Testing
 
     @Test func cancelAllWithoutAReasonIsAUserCancellation() {
         let scope = CancelScope()
-        let (promise, _, reasons) = CancellationReasonTests.work()
+        let (promise, _, reasons) = pendingWorkRecordingReasons()
         scope.add(promise)
         scope.cancelAll()
         #expect(reasons.current == [.user])
@@ -29,7 +29,7 @@ import Testing
 
     @Test func resolvedMembersLeaveTheScopeAndAreNotCancelled() {
         let scope = CancelScope()
-        let (promise, resolver, reasons) = CancellationReasonTests.work()
+        let (promise, resolver, reasons) = pendingWorkRecordingReasons()
         scope.add(promise)
         scope.add(CancellablePromise.value(1))
         #expect(scope.pendingCount == 1, "an already-resolved promise leaves at once")
@@ -42,9 +42,9 @@ import Testing
 
     @Test func aScopeIsReusableAfterCancelAll() {
         let scope = CancelScope()
-        scope.add(CancellationReasonTests.work().promise)
+        scope.add(pendingWorkRecordingReasons().promise)
         scope.cancelAll()
-        let (later, _, reasons) = CancellationReasonTests.work()
+        let (later, _, reasons) = pendingWorkRecordingReasons()
         scope.add(later)
         #expect(later.isPending)
         #expect(scope.pendingCount == 1)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func releasingAnOptedInScopeCancelsWithOwnerReleased() {
-        let (promise, _, reasons) = CancellationReasonTests.work()
+        let (promise, _, reasons) = pendingWorkRecordingReasons()
         var scope: CancelScope? = CancelScope(cancelsOnDeinit: true)
         scope?.add(promise)
         scope = nil
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func releasingADefaultScopeCancelsNothing() {
-        let (promise, resolver, reasons) = CancellationReasonTests.work()
+        let (promise, resolver, reasons) = pendingWorkRecordingReasons()
         var scope: CancelScope? = CancelScope()
         scope?.add(promise)
         scope = nil
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func aPendingMemberDoesNotKeepTheScopeAlive() {
-        let (promise, _, _) = CancellationReasonTests.work()
+        let (promise, _, _) = pendingWorkRecordingReasons()
         weak var weakScope: CancelScope?
         do {
             let scope = CancelScope(cancelsOnDeinit: true)
@@ -99,14 +99,14 @@ import Testing
 
     @Test func finalizersCanBeMembers() {
         let scope = CancelScope()
-        let (promise, resolver, reasons) = CancellationReasonTests.work()
+        let (promise, resolver, reasons) = pendingWorkRecordingReasons()
         let finalizer = promise.done(on: nil) { _ in }.catch(on: nil) { _ in }
         #expect(scope.add(finalizer) === finalizer)
         #expect(scope.pendingCount == 1)
         scope.cancelAll(reason: .timeout)
         #expect(reasons.current == [.timeout])
 
-        let (other, otherResolver, _) = CancellationReasonTests.work()
+        let (other, otherResolver, _) = pendingWorkRecordingReasons()
         scope.add(other.done(on: nil) { _ in }.catch(on: nil) { _ in })
         otherResolver.fulfill(1)
         #expect(scope.pendingCount == 0, "a finished chain leaves the scope")
@@ -118,7 +118,7 @@ import Testing
     @Test func addResolveAndCancelAllRace() {
         for _ in 0..<1_000 {
             let scope = CancelScope()
-            let (promise, resolver, reasons) = CancellationReasonTests.work()
+            let (promise, resolver, reasons) = pendingWorkRecordingReasons()
             runConcurrently(threads: 3) { thread in
                 switch thread {
                 case 0: scope.add(promise)
@@ -140,7 +140,7 @@ import Testing
     /// others: every member still pending when it goes is cancelled once, with `.ownerReleased`.
     @Test func releaseRacingResolution() {
         for _ in 0..<500 {
-            let inputs = (0..<3).map { _ in CancellationReasonTests.work() }
+            let inputs = (0..<3).map { _ in pendingWorkRecordingReasons() }
             let holder = Shared<CancelScope?>(CancelScope(cancelsOnDeinit: true))
             for input in inputs { holder.current?.add(input.promise) }
             runConcurrently(threads: 3) { thread in

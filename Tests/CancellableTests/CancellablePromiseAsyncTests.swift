@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func cancellingTheAwaitingTaskCancelsThePromise() async {
-        let (promise, _, cancels) = CancellationSemanticsTests.work()
+        let (promise, _, cancels) = pendingWork()
         let task = Task { try await promise.async() }
         task.cancel()
         let result = await task.result

@@ -8,7 +8,7 @@ import Testing
 /// a cancellation from another thread ends the wait with the cancellation's error.
 @Suite struct CancellablePromiseWaitTests {
     @Test func waitReturnsTheValueOnceAnotherThreadFulfills() throws {
-        let (promise, resolver, _) = CancellationSemanticsTests.work()
+        let (promise, resolver, _) = pendingWork()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { resolver.fulfill(42) }
         #expect(try promise.wait() == 42)
     }
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func aCancelFromAnotherThreadEndsTheWaitWithItsReason() {
-        let (promise, _, cancels) = CancellationSemanticsTests.work()
+        let (promise, _, cancels) = pendingWork()
         let cancelReturned = DispatchSemaphore(value: 0)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
             promise.cancel(reason: .timeout)

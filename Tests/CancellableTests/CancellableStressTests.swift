@@ -9,7 +9,7 @@ import Testing
 @Suite struct CancellableStressTests {
     @Test func cancelRacingRejectAndAnotherCancel() {
         for _ in 0..<1_000 {
-            let (promise, resolver, cancels) = CancellationSemanticsTests.work()
+            let (promise, resolver, cancels) = pendingWork()
             let wins = Shared(0)
             runConcurrently(threads: 3) { thread in
                 switch thread {
@@ -26,8 +26,8 @@ import Testing
 
     @Test func cancellingAChainFromManyThreadsWhileItResolves() {
         for _ in 0..<1_000 {
-            let (root, resolver, rootCancels) = CancellationSemanticsTests.work()
-            let (inner, _, innerCancels) = CancellationSemanticsTests.work()
+            let (root, resolver, rootCancels) = pendingWork()
+            let (inner, _, innerCancels) = pendingWork()
             let bodyRan = Shared(false)
             let chain = root.map(on: nil) { $0 + 1 }.then(on: nil) { _ -> CancellablePromise<Int> in
                 bodyRan.withLock { $0 = true }
@@ -52,7 +52,7 @@ import Testing
 
     @Test func autoCancelFanOutWhileInputsResolveConcurrently() {
         for _ in 0..<200 {
-            let inputs = (0..<8).map { _ in CancellationSemanticsTests.work() }
+            let inputs = (0..<8).map { _ in pendingWork() }
             let winner = race(inputs.map(\.promise), autoCancel: true)
             runConcurrently(threads: 8) { index in inputs[index].resolver.fulfill(index) }
             guard let value = winner.value else {
@@ -69,7 +69,7 @@ import Testing
 
     @Test func handlersAttachedWhileCancellingRunExactlyOnce() {
         for _ in 0..<200 {
-            let (promise, _, cancels) = CancellationSemanticsTests.work()
+            let (promise, _, cancels) = pendingWork()
             let runs = Shared([Int](repeating: 0, count: 3 * 20))
             runConcurrently(threads: 4) { thread in
                 if thread == 3 {

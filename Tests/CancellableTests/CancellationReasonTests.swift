@@ -7,21 +7,8 @@ import Testing
 
 /// Issue 8, item 1: every cancellation says why, and the reason reaches handlers, errors and the chain.
 @Suite struct CancellationReasonTests {
-    /// A pending promise whose cancel handler records the reasons it receives.
-    static func work() -> (
-        promise: CancellablePromise<Int>, resolver: Resolver<Int>, reasons: Shared<[CancellationReason]>
-    ) {
-        let reasons = Shared<[CancellationReason]>([])
-        var captured: Resolver<Int>!
-        let promise = CancellablePromise<Int> { resolver in
-            captured = resolver
-            return { reason in reasons.append(reason) }
-        }
-        return (promise, captured, reasons)
-    }
-
     @Test func cancelWithoutAReasonIsAUserCancellation() {
-        let (promise, _, reasons) = Self.work()
+        let (promise, _, reasons) = pendingWorkRecordingReasons()
         #expect(promise.cancel())
         #expect(reasons.current == [.user])
         #expect(promise.cancellationReason == .user)
@@ -33,7 +20,7 @@ import Testing
         CancellationReason.user, .timeout, .lostRace, .superseded, .ownerReleased, .custom("screen closed"),
     ])
     func theReasonReachesTheHandlerTheErrorAndThePromise(reason: CancellationReason) {
-        let (promise, _, reasons) = Self.work()
+        let (promise, _, reasons) = pendingWorkRecordingReasons()
         #expect(promise.cancel(reason: reason))
         #expect(!promise.cancel(reason: .superseded), "a second cancel changes nothing")
         #expect(reasons.current == [reason])
@@ -67,15 +54,15 @@ import Testing
     }
 
     @Test func aPlainHandlerStillRunsForEveryReason() {
-        let (promise, _, cancels) = CancellationSemanticsTests.work()
+        let (promise, _, cancels) = pendingWork()
         promise.cancel(reason: .custom("x"))
         #expect(cancels.current == 1)
         #expect(promise.cancellationReason == .custom("x"))
     }
 
     @Test func theReasonTravelsUpTheChainAndIntoTheReturnedPromise() {
-        let (root, resolver, rootReasons) = Self.work()
-        let (inner, _, innerReasons) = Self.work()
+        let (root, resolver, rootReasons) = pendingWorkRecordingReasons()
+        let (inner, _, innerReasons) = pendingWorkRecordingReasons()
         let chain = root.map(on: nil) { $0 + 1 }.then(on: nil) { _ in inner }.done(on: nil) { _ in }
         resolver.fulfill(1)  // the then body runs and returns `inner`
         chain.cancel(reason: .superseded)
@@ -83,7 +70,7 @@ import Testing
         #expect(innerReasons.current == [.superseded])
         #expect(chain.cancellationReason == .superseded)
 
-        let (root2, _, root2Reasons) = Self.work()
+        let (root2, _, root2Reasons) = pendingWorkRecordingReasons()
         let link = root2.map(on: nil) { $0 }
         link.cancel(reason: .custom("closed"))
         #expect(root2Reasons.current == [.custom("closed")])
@@ -91,7 +78,7 @@ import Testing
     }
 
     @Test func linksDownstreamSeeTheReasonOfAnUpstreamCancellation() {
-        let (root, _, _) = Self.work()
+        let (root, _, _) = pendingWorkRecordingReasons()
         let link = root.map(on: nil) { $0 * 2 }
         root.cancel(reason: .ownerReleased)
         #expect(link.isCancelled)
@@ -100,7 +87,7 @@ import Testing
 
     @Test func aTimeoutCancelsTheWorkWithTheTimeoutReason() {
         let scheduler = TestClock()
-        let (work, _, reasons) = Self.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         let limited = withPromiseClock(scheduler) { work.timeout(seconds: 1) }
         scheduler.advance(by: .seconds(1))
         #expect(reasons.current == [.timeout])
@@ -111,14 +98,14 @@ import Testing
 
     @Test func cancellingTheLimitedPromiseCancelsTheWorkWithItsReason() {
         let scheduler = TestClock()
-        let (work, _, reasons) = Self.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         let limited = withPromiseClock(scheduler) { work.timeout(seconds: 1) }
         limited.cancel(reason: .superseded)
         #expect(reasons.current == [.superseded])
     }
 
     @Test func autoCancelledLosersLoseTheRace() {
-        let inputs = (0..<3).map { _ in Self.work() }
+        let inputs = (0..<3).map { _ in pendingWorkRecordingReasons() }
         let winner = race(inputs.map(\.promise), autoCancel: true)
         inputs[1].resolver.fulfill(7)
         #expect(winner.value == 7)
@@ -126,7 +113,7 @@ import Testing
         #expect(inputs[1].reasons.current == [])
         #expect(inputs[2].reasons.current == [.lostRace])
 
-        let failing = (0..<2).map { _ in Self.work() }
+        let failing = (0..<2).map { _ in pendingWorkRecordingReasons() }
         let all = when(fulfilled: failing.map(\.promise), autoCancel: true)
         failing[0].resolver.reject(TestError())
         #expect(all.error is TestError)
@@ -134,14 +121,14 @@ import Testing
     }
 
     @Test func aCombinatorDecidedByAFailureCancelsTheRestBecauseAnotherInputFailed() {
-        let raced = (0..<2).map { _ in Self.work() }
+        let raced = (0..<2).map { _ in pendingWorkRecordingReasons() }
         let first = race(raced.map(\.promise), autoCancel: true)
         raced[0].resolver.reject(TestError())
         #expect(first.error is TestError)
         #expect(raced[1].reasons.current == [.anotherInputFailed])
         #expect(raced[1].promise.error?.cancellationReason == .anotherInputFailed)
 
-        let some = (0..<3).map { _ in Self.work() }
+        let some = (0..<3).map { _ in pendingWorkRecordingReasons() }
         let two = Cancellable.some(2, some.map(\.promise), autoCancel: true)
         some[0].resolver.reject(TestError())
         some[1].resolver.reject(TestError())
@@ -151,21 +138,21 @@ import Testing
     }
 
     @Test func cancellingAnAutoCancelCombinatorPassesItsReasonToTheInputs() {
-        let inputs = (0..<2).map { _ in Self.work() }
+        let inputs = (0..<2).map { _ in pendingWorkRecordingReasons() }
         let winner = race(inputs.map(\.promise), autoCancel: true)
         winner.cancel(reason: .superseded)
         #expect(inputs.map(\.reasons.current) == [[.superseded], [.superseded]])
     }
 
     @Test func whenWhileCancelsWithTheConditionsReason() {
-        let (work, _, reasons) = Self.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         let (condition, ended) = Promise<Void>.pending()
         let result = when(work, while: condition, autoCancel: true)
         ended.reject(CancellablePromiseError(reason: .ownerReleased))
         #expect(reasons.current == [.ownerReleased])
         #expect(result.error?.cancellationReason == .ownerReleased)
 
-        let (work2, _, reasons2) = Self.work()
+        let (work2, _, reasons2) = pendingWorkRecordingReasons()
         let (condition2, ended2) = Promise<Void>.pending()
         _ = when(work2, while: condition2, autoCancel: true)
         ended2.reject(TestError())
@@ -191,14 +178,14 @@ import Testing
     }
 
     @Test func aFinalizerCancelsWithAReason() {
-        let (root, _, reasons) = Self.work()
+        let (root, _, reasons) = pendingWorkRecordingReasons()
         let finalizer = root.done(on: nil) { _ in }.catch(on: nil) { _ in }
         #expect(finalizer.cancel(reason: .superseded))
         #expect(reasons.current == [.superseded])
     }
 
     @Test func retryPassesTheReasonToTheAttemptInFlight() {
-        let (attempt, _, reasons) = Self.work()
+        let (attempt, _, reasons) = pendingWorkRecordingReasons()
         let retrying = retry(3, on: nil) { attempt }
         retrying.cancel(reason: .custom("stop"))
         #expect(reasons.current == [.custom("stop")])
@@ -206,7 +193,7 @@ import Testing
     }
 
     @Test func cancellationReasonIsNilUntilCancelledAndForOtherOutcomes() {
-        let (promise, resolver, _) = Self.work()
+        let (promise, resolver, _) = pendingWorkRecordingReasons()
         #expect(promise.cancellationReason == nil)
         resolver.reject(TestError())
         #expect(promise.cancellationReason == nil)
@@ -227,7 +214,7 @@ import Testing
     /// reason sees the same one.
     @Test func racingCancellationsAgreeOnOneReason() {
         for _ in 0..<1_000 {
-            let (promise, resolver, reasons) = Self.work()
+            let (promise, resolver, reasons) = pendingWorkRecordingReasons()
             let link = promise.map(on: nil) { $0 }
             runConcurrently(threads: 3) { thread in
                 switch thread {

@@ -6,22 +6,9 @@ import Testing
 
 /// The Guarantees rules, one test (or a few) per rule. These are the promises users cannot see and must trust.
 @Suite("Cancellation semantics (the Guarantees rules)") struct CancellationSemanticsTests {
-    /// A cancellable promise whose work is controlled by the test, counting cancel-handler runs.
-    static func work<T>(
-        _ type: T.Type = Int.self
-    ) -> (promise: CancellablePromise<T>, resolver: Resolver<T>, cancels: Shared<Int>) {
-        let cancels = Shared(0)
-        var captured: Resolver<T>!
-        let promise = CancellablePromise<T> { resolver in
-            captured = resolver
-            return { cancels.increment() }
-        }
-        return (promise, captured, cancels)
-    }
-
     @Test("Rule 1: cancel() is idempotent and isCancelled is true after the first call")
     func cancelIsIdempotent() {
-        let (promise, _, cancels) = Self.work()
+        let (promise, _, cancels) = pendingWork()
         #expect(!promise.isCancelled)
         #expect(promise.cancel())
         #expect(promise.isCancelled)
@@ -34,7 +21,7 @@ import Testing
     @Test("Rule 1: cancel() is thread-safe: many threads, one cancellation")
     func cancelIsThreadSafe() {
         for _ in 0..<200 {
-            let (promise, _, cancels) = Self.work()
+            let (promise, _, cancels) = pendingWork()
             let winners = Shared(0)
             let sawRejected = Shared(true)
             runConcurrently(threads: 4) { _ in
@@ -50,7 +37,7 @@ import Testing
 
     @Test("Rule 2: cancelling a pending promise runs the handler once and rejects before cancel() returns")
     func cancelRejectsBeforeReturning() {
-        let (promise, resolver, cancels) = Self.work()
+        let (promise, resolver, cancels) = pendingWork()
         promise.cancel()
         #expect(promise.isRejected)
         #expect(promise.error as? CancellablePromiseError == .cancelled)
@@ -62,14 +49,14 @@ import Testing
 
     @Test("Rule 3: cancel() after resolution neither runs the handler nor changes the result")
     func cancelAfterResolutionIsANoOp() {
-        let (fulfilled, resolver, cancels) = Self.work()
+        let (fulfilled, resolver, cancels) = pendingWork()
         resolver.fulfill(7)
         #expect(!fulfilled.cancel())
         #expect(fulfilled.value == 7)
         #expect(!fulfilled.isCancelled)
         #expect(cancels.current == 0)
 
-        let (rejected, rejecter, rejectedCancels) = Self.work()
+        let (rejected, rejecter, rejectedCancels) = pendingWork()
         let error = TestError()
         rejecter.reject(error)
         #expect(!rejected.cancel())
@@ -80,7 +67,7 @@ import Testing
     @Test("Rule 3: cancel racing fulfill: one winner, handler runs iff cancel won")
     func cancelRacingFulfilHasOneWinner() {
         for _ in 0..<2_000 {
-            let (promise, resolver, cancels) = Self.work()
+            let (promise, resolver, cancels) = pendingWork()
             let cancelResult = Shared(false)
             runConcurrently(threads: 2) { thread in
                 if thread == 0 {
@@ -101,7 +88,7 @@ import Testing
 
     @Test("Rule 4: default catch skips cancellation, .allErrors sees it, ensure always runs")
     func catchPoliciesAndEnsure() {
-        let (promise, _, _) = Self.work()
+        let (promise, _, _) = pendingWork()
         nonisolated(unsafe) var defaultCaught = false
         nonisolated(unsafe) var allErrorsCaught: Error?
         nonisolated(unsafe) var ensured = false
@@ -118,7 +105,7 @@ import Testing
 
     @Test("Rule 5: cancelling a link cancels every pending link upstream")
     func cancellingDownstreamCancelsUpstream() {
-        let (root, _, rootCancels) = Self.work()
+        let (root, _, rootCancels) = pendingWork()
         let last = root.map(on: nil) { $0 + 1 }.then(on: nil) { Promise.value($0) }.done(on: nil) { _ in }
         #expect(last.cancel())
         #expect(rootCancels.current == 1)
@@ -128,8 +115,8 @@ import Testing
 
     @Test("Rule 5: cancelling a chain cancels the promise the running then body returned")
     func cancellingReachesTheReturnedPromise() {
-        let (first, firstResolver, _) = Self.work()
-        let (second, _, secondCancels) = Self.work()
+        let (first, firstResolver, _) = pendingWork()
+        let (second, _, secondCancels) = pendingWork()
         let chain = first.then(on: nil) { _ in second }
         firstResolver.fulfill(1)
         #expect(chain.isPending)
@@ -143,7 +130,7 @@ import Testing
         timeLimit(minutes: 1)
     )
     func promiseReturnedAfterCancelIsCancelled() async throws {
-        let (first, firstResolver, _) = Self.work()
+        let (first, firstResolver, _) = pendingWork()
         // The promise is rejected before its cancel handler runs (on the body's thread), so the test waits for
         // the handler itself rather than for the rejection.
         let secondCancels = Shared(0)
@@ -173,7 +160,7 @@ import Testing
 
     @Test("Rule 5: cancelling upstream rejects every link downstream with the cancellation")
     func upstreamCancellationFlowsDown() {
-        let (root, _, _) = Self.work()
+        let (root, _, _) = pendingWork()
         let last = root.map(on: nil) { $0 }.done(on: nil) { _ in }
         root.cancel()
         #expect(last.isRejected)
@@ -182,7 +169,7 @@ import Testing
 
     @Test("Rule 6: autoCancel: once decided, inputs still pending are cancelled")
     func autoCancelCancelsLosers() {
-        let inputs = (0..<3).map { _ in Self.work() }
+        let inputs = (0..<3).map { _ in pendingWork() }
         let winner = race(inputs.map(\.promise), autoCancel: true)
         inputs[1].resolver.fulfill(1)
         #expect(winner.value == 1)
@@ -191,7 +178,7 @@ import Testing
 
     @Test("Rule 6: autoCancel: cancelling the combinator cancels all inputs")
     func cancellingTheCombinatorCancelsInputs() {
-        let inputs = (0..<3).map { _ in Self.work() }
+        let inputs = (0..<3).map { _ in pendingWork() }
         let all = when(fulfilled: inputs.map(\.promise), autoCancel: true)
         all.cancel()
         #expect(inputs.allSatisfy { $0.promise.isCancelled && $0.cancels.current == 1 })
@@ -199,7 +186,7 @@ import Testing
 
     @Test("Rule 6: without autoCancel the combinator never cancels its inputs")
     func withoutAutoCancelInputsSurvive() {
-        let inputs = (0..<3).map { _ in Self.work() }
+        let inputs = (0..<3).map { _ in pendingWork() }
         let winner = race(inputs.map(\.promise))
         inputs[0].resolver.fulfill(0)
         winner.cancel()

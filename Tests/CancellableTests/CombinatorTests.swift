@@ -8,7 +8,7 @@ import Testing
     typealias Work = (promise: CancellablePromise<Int>, resolver: Resolver<Int>, cancels: Shared<Int>)
 
     static func inputs(_ count: Int) -> [Work] {
-        (0..<count).map { _ in CancellationSemanticsTests.work() }
+        (0..<count).map { _ in pendingWork() }
     }
 
     @Test func raceArrayAndVariadicFormsAreCancellable() {
@@ -24,8 +24,8 @@ import Testing
     }
 
     @Test func tupleFormsAreCancellableAndAutoCancel() {
-        let (user, _, userCancels) = CancellationSemanticsTests.work(String.self)
-        let (count, countResolver, _) = CancellationSemanticsTests.work()
+        let (user, _, userCancels) = pendingWork(String.self)
+        let (count, countResolver, _) = pendingWork()
         let both: CancellablePromise<(String, Int)> = when(fulfilled: user, count, autoCancel: true)
         countResolver.reject(TestError())
         #expect(both.isRejected)

@@ -9,7 +9,7 @@ import Testing
 /// it has cancelled (reference counting, as Bluebird does). A single chain behaves as before.
 @Suite struct MultiConsumerTests {
     @Test func cancellingOneBranchLeavesTheOtherRunning() {
-        let (shared, resolver, cancels) = CancellationSemanticsTests.work()
+        let (shared, resolver, cancels) = pendingWork()
         let shown = shared.map(on: nil) { "shown \($0)" }
         let cached = shared.map(on: nil) { "cached \($0)" }
         #expect(shown.cancel())
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func cancellingEveryBranchCancelsTheSharedWorkOnceWithTheLastReason() {
-        let (shared, _, reasons) = CancellationReasonTests.work()
+        let (shared, _, reasons) = pendingWorkRecordingReasons()
         let first = shared.map(on: nil) { $0 }
         let second = shared.done(on: nil) { _ in }
         let third = shared.timeout(seconds: .infinity)
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func cancellingTheSharedPromiseItselfCancelsEveryBranch() {
-        let (shared, _, cancels) = CancellationSemanticsTests.work()
+        let (shared, _, cancels) = pendingWork()
         let branches = (0..<3).map { k in shared.map(on: nil) { $0 + k } }
         shared.cancel()
         #expect(cancels.current == 1)
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func aSingleChainIsCancelledByItsOnlyConsumerAsBefore() {
-        let (root, _, cancels) = CancellationSemanticsTests.work()
+        let (root, _, cancels) = pendingWork()
         let chain = root.map(on: nil) { $0 }.then(on: nil) { CancellablePromise.value($0) }.done(on: nil) { _ in }
         chain.cancel()
         #expect(cancels.current == 1)
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aBranchAddedAfterTheOthersCancelledTheWorkIsCancelledAtOnce() {
-        let (shared, _, cancels) = CancellationSemanticsTests.work()
+        let (shared, _, cancels) = pendingWork()
         shared.map(on: nil) { $0 }.cancel()
         #expect(cancels.current == 1)
         let late = shared.map(on: nil) { $0 }
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func aHeldBranchThatIsNeverCancelledKeepsTheWorkAlive() {
-        let (shared, resolver, cancels) = CancellationSemanticsTests.work()
+        let (shared, resolver, cancels) = pendingWork()
         let shown = shared.done(on: nil) { _ in }  // held: it can still cancel, so it still wants the result
         let other = shared.map(on: nil) { $0 }
         other.cancel()
@@ -73,7 +73,7 @@ import Testing
         // shared ─┬─ a ─┬─ a1
         //         │     └─ a2
         //         └─ b
-        let (shared, _, cancels) = CancellationSemanticsTests.work()
+        let (shared, _, cancels) = pendingWork()
         let a = shared.map(on: nil) { $0 }
         let a1 = a.map(on: nil) { $0 }
         let a2 = a.map(on: nil) { $0 }
@@ -89,8 +89,8 @@ import Testing
     }
 
     @Test func anAutoCancelRaceIsOneConsumerOfEachInput() {
-        let (shared, resolver, cancels) = CancellationSemanticsTests.work()
-        let (other, otherResolver, otherCancels) = CancellationSemanticsTests.work()
+        let (shared, resolver, cancels) = pendingWork()
+        let (other, otherResolver, otherCancels) = pendingWork()
         let display = shared.map(on: nil) { $0 }
         let winner = race([shared, other], autoCancel: true)
         otherResolver.fulfill(5)
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func aThenBodyReturningSharedWorkDoesNotCancelItForTheOtherChain() {
-        let (shared, resolver, cancels) = CancellationSemanticsTests.work()
+        let (shared, resolver, cancels) = pendingWork()
         let first = CancellablePromise.value(()).then(on: nil) { shared }
         let second = CancellablePromise.value(()).then(on: nil) { shared }
         first.cancel()
@@ -113,7 +113,7 @@ import Testing
 
     @Test func aTimeoutOnOneBranchDoesNotCancelWorkAnotherBranchNeeds() {
         let scheduler = TestClock()
-        let (shared, resolver, cancels) = CancellationSemanticsTests.work()
+        let (shared, resolver, cancels) = pendingWork()
         let impatient = withPromiseClock(scheduler) { shared.timeout(seconds: 1) }
         let patient = shared.map(on: nil) { $0 }
         scheduler.advance(by: .seconds(1))
@@ -127,7 +127,7 @@ import Testing
     /// cancels came before the result, and then exactly once.
     @Test func branchesCancellingConcurrently() {
         for _ in 0..<1_000 {
-            let (shared, resolver, cancels) = CancellationSemanticsTests.work()
+            let (shared, resolver, cancels) = pendingWork()
             let a = shared.map(on: nil) { $0 }
             let b = shared.map(on: nil) { $0 }
             runConcurrently(threads: 3) { thread in
@@ -151,7 +151,7 @@ import Testing
     /// work with a live branch, nor a branch with no work behind it.
     @Test func aBranchAddedWhileTheLastOtherCancels() {
         for _ in 0..<1_000 {
-            let (shared, _, cancels) = CancellationSemanticsTests.work()
+            let (shared, _, cancels) = pendingWork()
             let first = shared.map(on: nil) { $0 }
             let late = Shared<CancellablePromise<Int>?>(nil)
             runConcurrently(threads: 2) { thread in

@@ -31,7 +31,7 @@ import Testing
     @Test(arguments: orphanedBranches.map(\.0))
     func anOrphanedBranchDoesNotKeepSharedWorkAlive(branch name: String) {
         let branch = Self.orphanedBranches.first { $0.0 == name }!.1
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         branch(work)
         let ui = work.map(on: nil) { $0 }
         ui.cancel(reason: .superseded)
@@ -42,7 +42,7 @@ import Testing
     @Test(arguments: orphanedBranches.map(\.0))
     func anOrphanedBranchCancelsTheWorkWhenTheOthersHaveAlreadyCancelled(branch name: String) {
         let branch = Self.orphanedBranches.first { $0.0 == name }!.1
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         do {
             let ui = work.map(on: nil) { $0 }
             let held = work.map(on: nil) { $0 }
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func aHeldBranchStillProtectsTheWork() {
-        let (work, resolver, cancels) = CancellationSemanticsTests.work()
+        let (work, resolver, cancels) = pendingWork()
         let kept = work.ensure(on: nil) {}
         let ui = work.map(on: nil) { $0 }
         ui.cancel()
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func aBranchHeldOnlyThroughItsLastLinkStillProtectsTheWork() {
-        let (work, resolver, cancels) = CancellationSemanticsTests.work()
+        let (work, resolver, cancels) = pendingWork()
         let shown = work.map(on: nil) { $0 * 2 }.done(on: nil) { _ in }  // the map link itself is not held
         let ui = work.map(on: nil) { $0 }
         ui.cancel()
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func aBranchInAScopeStillProtectsTheWork() {
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         let scope = CancelScope()
         scope.add(work.map(on: nil) { $0 }).done(on: nil) { _ in }.cauterize()
         let ui = work.map(on: nil) { $0 }
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func aHeldFinalizerStillProtectsTheWorkAndReleasingItWithdraws() {
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         var finalizer: CancellableFinalizer? = work.done(on: nil) { _ in }.catch(on: nil) { _ in }
         let ui = work.map(on: nil) { $0 }
         ui.cancel(reason: .superseded)
@@ -100,7 +100,7 @@ import Testing
 
     @Test func anOrphanedTimeoutBranchKeepsItsVoteUntilItsDeadline() {
         let scheduler = TestClock()
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         withPromiseClock(scheduler) {
             _ = work.timeout(seconds: 5).done(on: nil) { _ in }
         }
@@ -114,7 +114,7 @@ import Testing
     /// An `autoCancel` combinator decides for its inputs: orphaned, it still cancels the losers once decided (as in
     /// CancellablePromiseKit), so its vote on a shared input stands until then.
     @Test func anOrphanedAutoCancelRaceKeepsItsVoteAndCancelsTheLoserWhenDecided() {
-        let (work, _, reasons) = CancellationReasonTests.work()
+        let (work, _, reasons) = pendingWorkRecordingReasons()
         let (mirror, mirrorResolver) = CancellablePromise<Int>.pending()
         _ = race([work, mirror], autoCancel: true)
         let ui = work.map(on: nil) { $0 }
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func aThenBodyThatRunsAfterItsLinkWasOrphanedDoesNotProtectTheInnerPromise() {
-        let (inner, _, reasons) = CancellationReasonTests.work()
+        let (inner, _, reasons) = pendingWorkRecordingReasons()
         let (gate, open) = CancellablePromise<Void>.pending()
         _ = gate.then(on: nil) { inner }  // orphaned before the body runs
         let ui = inner.map(on: nil) { $0 }
@@ -173,7 +173,7 @@ import Testing
     /// once, whichever comes first.
     @Test func withdrawalRacingACancel() {
         for _ in 0..<2_000 {
-            let (work, _, cancels) = CancellationSemanticsTests.work()
+            let (work, _, cancels) = pendingWork()
             let orphaned = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
             let ui = work.map(on: nil) { $0 }
             runConcurrently(threads: 2) { thread in
@@ -192,7 +192,7 @@ import Testing
     /// outcome, and the cancel handler runs iff the work was cancelled.
     @Test func withdrawalRacingACancelAndAResult() {
         for _ in 0..<2_000 {
-            let (work, resolver, cancels) = CancellationSemanticsTests.work()
+            let (work, resolver, cancels) = pendingWork()
             let orphaned = Shared<CancellablePromise<Int>?>(work.map(on: nil) { $0 })
             let ui = work.map(on: nil) { $0 }
             runConcurrently(threads: 3) { thread in

@@ -20,8 +20,8 @@ import Testing
     }
 
     @Test func theLosersAreCancelledForLosingBeforeTheRaceFulfills() {
-        let loser = CancellationReasonTests.work()
-        let winner = CancellationReasonTests.work()
+        let loser = pendingWorkRecordingReasons()
+        let winner = pendingWorkRecordingReasons()
         let seenByTheWinnersHandler = Shared<[CancellationReason]?>(nil)
         race(fulfilled: [loser.promise, winner.promise], autoCancel: true).done(on: nil) { _ in
             seenByTheWinnersHandler.withLock { $0 = loser.reasons.current }
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func cancellingTheRaceCancelsEveryInputWithItsReason() {
-        let mirrors = (0..<3).map { _ in CancellationReasonTests.work() }
+        let mirrors = (0..<3).map { _ in pendingWorkRecordingReasons() }
         let fastest = race(fulfilled: mirrors.map(\.promise), autoCancel: true)
         mirrors[0].resolver.reject(TestError())
         #expect(fastest.cancel(reason: .timeout))

@@ -43,7 +43,7 @@ final class DownloadViewModel {
 
     @Test @MainActor func viewModelStopsTheDownload() async {
         let model = DownloadViewModel()
-        let (work, _, cancels) = CancellationSemanticsTests.work(String.self)
+        let (work, _, cancels) = pendingWork(String.self)
         await withCheckedContinuation { continuation in
             model.start(work) { continuation.resume() }
             model.stop()

@@ -8,7 +8,7 @@ import Testing
 @Suite struct TimeoutTests {
     @Test func rejectsWithATimeoutErrorAtTheDeadlineAndCancelsTheWork() {
         let scheduler = TestClock()
-        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let (work, _, cancels) = pendingWork()
         let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
         scheduler.advance(by: .milliseconds(4_999))
         #expect(limited.isPending)
@@ -21,7 +21,7 @@ import Testing
 
     @Test func theDefaultCatchSeesATimeout() {
         let scheduler = TestClock()
-        let (work, _, _) = CancellationSemanticsTests.work()
+        let (work, _, _) = pendingWork()
         nonisolated(unsafe) var caught: Error?
         withPromiseClock(scheduler) { work.timeout(seconds: 1) }.catch(on: nil) { caught = $0 }
         scheduler.advance(by: .seconds(1))
@@ -30,7 +30,7 @@ import Testing
 
     @Test func resolvingFirstReleasesTheTimer() {
         let scheduler = TestClock()
-        let (work, resolver, cancels) = CancellationSemanticsTests.work()
+        let (work, resolver, cancels) = pendingWork()
         let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
         #expect(scheduler.pendingTimers == 1)
         resolver.fulfill(3)
@@ -43,7 +43,7 @@ import Testing
 
     @Test func cancellingTheTimeoutCancelsTheWork() {
         let scheduler = TestClock()
-        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let (work, _, cancels) = pendingWork()
         let limited = withPromiseClock(scheduler) { work.timeout(seconds: 5) }
         limited.cancel()
         #expect(cancels.current == 1)
@@ -53,7 +53,7 @@ import Testing
 
     @Test(arguments: [0, -1, Double.nan])
     func nonPositiveIntervalsTimeOutAtOnce(seconds: Double) {
-        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let (work, _, cancels) = pendingWork()
         let limited = work.timeout(seconds: seconds)
         #expect(limited.error is TimeoutError)
         #expect(cancels.current == 1)
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func realClockTimeout() async {
-        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let (work, _, cancels) = pendingWork()
         let result = await work.timeout(seconds: 0.01).asPromise().asResult().async()
         guard case .failure(let error) = result else {
             Issue.record("expected a timeout")

@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func autoCancelCancelsTheCancellablePromiseWhenTheConditionEnds() {
-        let (work, _, cancels) = CancellationSemanticsTests.work()
+        let (work, _, cancels) = pendingWork()
         let (condition, conditionResolver) = Promise<Void>.pending()
         let result = when(work, while: condition, autoCancel: true)
         conditionResolver.reject(TestError())
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func withoutAutoCancelTheCancellablePromiseKeepsRunning() {
-        let (work, resolver, cancels) = CancellationSemanticsTests.work()
+        let (work, resolver, cancels) = pendingWork()
         let result = when(work, while: Promise<Void>(error: TestError()))
         #expect(result.isRejected)
         #expect(cancels.current == 0)
