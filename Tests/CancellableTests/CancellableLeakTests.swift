@@ -176,19 +176,14 @@ import Testing
         ]
         for (name, step) in steps {
             for rejects in [false, true] {
-                weak var weakCapture: Tracked?
                 let (input, resolver) = CancellablePromise<Int>.pending()
-                let made: Made
-                do {
-                    let capture = Tracked()
-                    weakCapture = capture
-                    made = step(input, capture)
+                expectReleasedOnceSettled("\(name), input \(rejects ? "rejected" : "fulfilled")") {
+                    step(input, $0)
+                } settle: {
+                    made in
+                    if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
+                    made.wait()
                 }
-                #expect(weakCapture != nil, "\(name): a pending link keeps its step")
-                if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
-                made.wait()
-                #expect(weakCapture == nil, "\(name), input \(rejects ? "rejected" : "fulfilled"): step still held")
-                withExtendedLifetime(made.link) {}
             }
         }
     }

@@ -68,25 +68,20 @@ import Testing
         ]
         for (name, step) in steps {
             for rejects in [false, true] {
-                weak var weakCapture: Tracked?
                 let (input, resolver) = Promise<Int>.pending()
-                let link: AnyObject
-                do {
-                    let capture = Tracked()
-                    weakCapture = capture
-                    link = step(input, capture)
+                expectReleasedOnceSettled("\(name), input \(rejects ? "rejected" : "fulfilled")") {
+                    step(input, $0)
+                } settle: {
+                    link in
+                    if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
+                    if let promise = link as? Promise<Int> {
+                        _ = try? promise.wait()
+                    } else if let promise = link as? Promise<Void> {
+                        _ = try? promise.wait()
+                    } else if let guarantee = link as? Guarantee<Void> {
+                        guarantee.wait()
+                    }
                 }
-                #expect(weakCapture != nil, "\(name): a pending step keeps its body")
-                if rejects { resolver.reject(TestError()) } else { resolver.fulfill(1) }
-                if let promise = link as? Promise<Int> {
-                    _ = try? promise.wait()
-                } else if let promise = link as? Promise<Void> {
-                    _ = try? promise.wait()
-                } else if let guarantee = link as? Guarantee<Void> {
-                    guarantee.wait()
-                }
-                #expect(weakCapture == nil, "\(name), input \(rejects ? "rejected" : "fulfilled"): body still held")
-                withExtendedLifetime(link) {}
             }
         }
     }
@@ -103,18 +98,12 @@ import Testing
             ),
         ]
         for (name, step) in steps {
-            weak var weakCapture: Tracked?
             let (input, resolve) = Guarantee<Int>.pending()
-            let link: AnyObject
-            do {
-                let capture = Tracked()
-                weakCapture = capture
-                link = step(input, capture)
+            expectReleasedOnceSettled(name) {
+                step(input, $0)
+            } settle: { _ in
+                resolve(1)
             }
-            #expect(weakCapture != nil, "\(name): a pending step keeps its body")
-            resolve(1)
-            #expect(weakCapture == nil, "\(name): body still held")
-            withExtendedLifetime(link) {}
         }
     }
 
