@@ -33,7 +33,7 @@ import Testing
         await #expect(throws: error) { try await failing.async() }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func cancelCancelsTheOperationsTask() async {
         let started = AsyncStream<Void>.makeStream()
         // What the operation's task saw when its sleep ended: whether it was cancelled.

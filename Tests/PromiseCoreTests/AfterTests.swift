@@ -37,10 +37,10 @@ import Testing
         #expect(DispatchTimeInterval(clampingSeconds: 1.5) == .nanoseconds(1_500_000_000))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(timeLimit(minutes: 1))
     func realClockFiresNoEarlierThanAsked() async {
-        let started = ContinuousClock.now
+        let started = DispatchTime.now()
         await after(.milliseconds(20)).async()
-        #expect(ContinuousClock.now - started >= .milliseconds(20))
+        #expect(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds >= 20_000_000)
     }
 }
