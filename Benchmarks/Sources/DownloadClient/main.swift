@@ -123,7 +123,7 @@ final class FileWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private var failure: Error?
 
     init(writingTo file: URL, done: CheckedContinuation<Void, Error>) throws {
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)  // an empty file to open for writing
         handle = try FileHandle(forWritingTo: file)
         self.done = done
     }

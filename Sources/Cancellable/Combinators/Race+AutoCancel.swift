@@ -5,7 +5,7 @@ import PromiseCore
 // without the label, which returns a plain `Promise`. These are CancellablePromiseKit's own shapes.
 
 /// Resolves like the first input to resolve — fulfilled or rejected: a failure decides the race too. The inputs are
-/// never cancelled by the race. To take the first *success*, use ``race(fulfilled:)``.
+/// never cancelled by the race. To take the first *success*, use `race(fulfilled:)`.
 ///
 /// ```swift
 /// race(mirrors.map { download(from: $0) }).done { show($0) }
@@ -19,7 +19,7 @@ public func race<T>(_ promises: [CancellablePromise<T>]) -> CancellablePromise<T
 
 /// Resolves like the first input to resolve — fulfilled or rejected: the first failure decides the race too, and
 /// with `autoCancel` cancels every other input. To race mirrors, where one that fails should leave the rest running,
-/// use ``race(fulfilled:autoCancel:)``.
+/// use `race(fulfilled:autoCancel:)`.
 ///
 /// ```swift
 /// let first = race([fromCache(), fromNetwork()], autoCancel: true)
@@ -75,7 +75,7 @@ public func race<T>(fulfilled promises: [CancellablePromise<T>]) -> CancellableP
 /// ```
 ///
 /// With `autoCancel`, the losers are cancelled, with ``CancellationReason/lostRace``, *before* the race's promise
-/// fulfills, as in ``race(_:autoCancel:)``. If every input fails, the race rejects with `AggregateError` carrying
+/// fulfills, as in `race(_:autoCancel:)`. If every input fails, the race rejects with `AggregateError` carrying
 /// each input's error in the order they failed (there is nothing left to cancel). Cancelling the returned promise
 /// cancels every input, with its reason, before the race rejects. An empty array rejects with `PMKError.badInput`.
 @inlinable
