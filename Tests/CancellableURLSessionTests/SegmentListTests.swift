@@ -46,6 +46,7 @@ import Testing
                 switch action {
                 case .start(let id, _, let start, let end): running.append((id, start, end, false))
                 case .cancel(let id): running.removeAll { $0.id == id }
+                case .truncate: Issue.record("a segmented download started its file over")
                 }
             }
         }

@@ -9,6 +9,7 @@ extension SegmentSchedule {
         guard let transfer = transfers[id] else { return [] }
         if let fault { return fail(id, fault, at: now) }
         let segment = segments[transfer.segment]
+        if transfer.accepted, segment.end == Self.openEnd { return endRest(transfer, at: now) }
         if transfer.accepted, !segment.isComplete, transfer.position < min(transfer.requestedEnd, segment.end) {
             // The body ended before the bytes its range promised: a server that closed the connection early.
             return fail(
@@ -137,9 +138,10 @@ extension SegmentSchedule {
     /// speeds; else, in the end game, the rest of a segment a slower mirror is fetching, raced.
     ///
     /// Before the length is known, only segments of the first grid (``begin(at:)``) that a forgiven fault freed are
-    /// given out again.
+    /// given out again; asking for the rest of the file, only free segments, in order, are (nothing is split or
+    /// raced).
     mutating func schedule(at now: TimeInterval) -> [Action] {
-        guard total != nil else { return restartFreeSegments(at: now) }
+        guard total != nil, requests == .segments else { return restartFreeSegments(at: now) }
         var actions: [Action] = []
         let order = mirrors.indices.filter { mirrors[$0].isUsable }
             .sorted { (mirrors[$0].speed ?? 0) > (mirrors[$1].speed ?? 0) }

@@ -9,9 +9,13 @@ import Foundation
 /// segment (the end game) never write one byte twice, and a transfer never writes past its segment's end (a segment
 /// that was split).
 ///
-/// Its methods are in three files: this one (starting, responses, bytes), `SegmentSchedule+Faults.swift` (endings,
-/// faults, rests and which segment a mirror takes next) and `SegmentSchedule+Pieces.swift` (piece digests). Its state
-/// is changed only by those methods: the setters are internal only because `private` does not reach across files.
+/// A single URL is the one-mirror case (``Requests/rest``): one request at a time asks for every byte not written yet,
+/// and its answer may be the whole file from byte 0, of a length it names or not (``openEnd``).
+///
+/// Its methods are in four files: this one (starting, responses, bytes), `SegmentSchedule+Rest.swift` (the answers to
+/// a request for the rest of the file), `SegmentSchedule+Faults.swift` (endings, faults, rests and which segment a
+/// mirror takes next) and `SegmentSchedule+Pieces.swift` (piece digests). Its state is changed only by those methods:
+/// the setters are internal only because `private` does not reach across files.
 struct SegmentSchedule: Sendable {
     /// A range of the file: `[start, end)`, written up to `done`.
     struct Segment: Sendable, Equatable {
@@ -29,12 +33,14 @@ struct SegmentSchedule: Sendable {
         var isComplete: Bool { done >= end }
     }
 
-    /// One request to one mirror, for the bytes `[start, requestedEnd)` of one segment.
+    /// One request to one mirror, for the bytes `[start, requestedEnd)` of one segment — or, if `requestedEnd` is
+    /// ``SegmentSchedule/openEnd``, for every byte from `start` on.
     struct Transfer: Sendable, Equatable {
         let id: Int
         let mirror: Int
-        let segment: Int
-        let start: Int64
+        var segment: Int
+        /// The file offset of its body's first byte: where it asked to start, or 0 once a `200` answered it.
+        var start: Int64
         let requestedEnd: Int64
         /// The next byte its body carries.
         var position: Int64
@@ -75,12 +81,33 @@ struct SegmentSchedule: Sendable {
 
     /// What the caller carries out after a step, outside any lock.
     enum Action: Sendable, Equatable {
-        /// Request `[start, end)` from `mirror`, as transfer `id`.
+        /// Request `[start, end)` from `mirror`, as transfer `id`; every byte from `start` on if `end` is
+        /// ``SegmentSchedule/openEnd`` (`Range: bytes=<start>-`, or no `Range` from byte 0).
         case start(id: Int, mirror: Int, start: Int64, end: Int64)
         /// Stop transfer `id`.
         case cancel(id: Int)
+        /// Empty the file, and start what was hashed of it over: an answer started the file over from byte 0. Comes
+        /// before any byte of that answer is written.
+        case truncate
     }
 
+    /// How the file is asked for.
+    enum Requests: Sendable, Equatable {
+        /// A ranged request for each segment of ``segmentSize``, from every mirror at once: a segmented download.
+        case segments
+        /// One request at a time, for every byte not written yet (``openEnd``): a single URL. Its answer may be a
+        /// `206` that continues the bytes written, a `416` that proves them the whole file, or a `200` with the whole
+        /// file — which keeps the bytes written if it repeats their strong validator, and starts the file over
+        /// (``Action/truncate``) if not; it may name no length, and then the file is as long as its body. A part the
+        /// file is missing in its middle (a piece that failed its digest) is asked for with a ranged request.
+        case rest
+    }
+
+    /// The end of a request for every byte from its start on, whose end is the file's: not known until an answer
+    /// names the length, or a body without one ends.
+    static let openEnd = Int64.max
+
+    let requests: Requests
     let segmentSize: Int64
     let minimumSplit: Int64
     let connectionsPerMirror: Int
@@ -91,11 +118,11 @@ struct SegmentSchedule: Sendable {
     let watchPeriod: TimeInterval
 
     /// The file's length, once a mirror has said (or the caller, through ``DownloadIntegrity/length``).
-    private(set) var total: Int64?
+    var total: Int64?
     /// The length the caller expects: a mirror that announces another one is dropped, even the first to answer.
     let expectedLength: Int64?
     /// The strong validator of the first mirror that said the length, if it had one.
-    private(set) var validator: DownloadResumeData.Validator?
+    var validator: DownloadResumeData.Validator?
     var segments = SegmentList()
     var transfers: [Int: Transfer] = [:]
     var mirrors: [Mirror]
@@ -104,8 +131,11 @@ struct SegmentSchedule: Sendable {
     private(set) var uncut: Int64 = 0
     /// Whether a mirror must repeat ``validator``, not merely not contradict it: in a resumed download, whose bytes
     /// kept were proven under it.
-    private var mustRepeatValidator = false
+    var mustRepeatValidator = false
     private var nextID = 0
+    /// Whether a byte was ever written to the file (or kept in it from an earlier run): whether an answer that starts
+    /// the file over must empty it first.
+    var fileMayHoldBytes = false
 
     /// The pieces whose digests are checked (``DownloadIntegrity/pieces``), if any.
     let pieces: PieceDigests?
@@ -117,43 +147,73 @@ struct SegmentSchedule: Sendable {
     /// The author of bytes a resumed download started with: unknown.
     static let kept = -1
 
-    /// A schedule for `mirrors` mirrors; `options` must have passed ``SegmentedDownloadOptions/problem``.
-    init(mirrors: Int, options: SegmentedDownloadOptions, expectedLength: Int64? = nil, pieces: PieceDigests? = nil) {
+    /// A schedule for `mirrors` mirrors; `options` must have passed ``SegmentedDownloadOptions/problem``. Asking
+    /// for the rest of the file (`requests` ``Requests/rest``), one connection fetches it, and nothing is raced.
+    init(
+        mirrors: Int,
+        options: SegmentedDownloadOptions,
+        requests: Requests = .segments,
+        expectedLength: Int64? = nil,
+        pieces: PieceDigests? = nil
+    ) {
+        self.requests = requests
         segmentSize = options.segmentSize
         minimumSplit = options.minimumSplitSize
-        connectionsPerMirror = options.connectionsPerMirror
-        endGame = options.endGame
+        connectionsPerMirror = requests == .rest ? 1 : options.connectionsPerMirror
+        endGame = requests == .rest ? false : options.endGame
         retrying = options.retrying
         watchPeriod = options.watchPeriod
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
         self.pieces = pieces
         verified = Array(repeating: false, count: pieces?.sha256.count ?? 0)
+        if requests == .rest { appendRest(from: 0) }
     }
 
     /// A schedule for a download that starts with no byte written, checked against `integrity` (its length and
     /// pieces) if it has one.
-    static func fresh(mirrors: Int, options: SegmentedDownloadOptions, integrity: DownloadIntegrity?) -> Self {
-        Self(mirrors: mirrors, options: options, expectedLength: integrity?.length, pieces: integrity?.pieces)
+    static func fresh(
+        mirrors: Int,
+        options: SegmentedDownloadOptions,
+        requests: Requests = .segments,
+        integrity: DownloadIntegrity?
+    ) -> Self {
+        Self(
+            mirrors: mirrors,
+            options: options,
+            requests: requests,
+            expectedLength: integrity?.length,
+            pieces: integrity?.pieces
+        )
     }
 
-    /// A schedule that continues a paused download of a file of `total` bytes, identified by `validator`, whose
-    /// `kept` ranges (sorted, disjoint, inside the file) are written already: the gaps between them are free
-    /// segments (cut to ``segmentSize`` as mirrors take them), the bytes after the last one are cut as usual, and
-    /// every mirror must announce `total` and, if there is a `validator`, repeat it.
+    /// A schedule that continues a paused download of a file of `total` bytes (`nil`: not known, asking for the rest),
+    /// identified by `validator`, whose `kept` ranges (sorted, disjoint, inside the file) are written already: the gaps
+    /// between them are free segments (cut to ``segmentSize`` as mirrors take them), the bytes after the last one are
+    /// cut as usual (or asked for as one rest), and every mirror must announce `total` and, if there is a `validator`,
+    /// repeat it.
     init(
         mirrors: Int,
         options: SegmentedDownloadOptions,
+        requests: Requests = .segments,
         expectedLength: Int64? = nil,
         pieces: PieceDigests? = nil,
         resuming kept: [Range<Int64>],
-        of total: Int64,
+        of total: Int64?,
         validator: DownloadResumeData.Validator?
     ) {
-        self.init(mirrors: mirrors, options: options, expectedLength: expectedLength, pieces: pieces)
+        self.init(
+            mirrors: mirrors,
+            options: options,
+            requests: requests,
+            expectedLength: expectedLength,
+            pieces: pieces
+        )
+        segments = SegmentList()  // the rest starts after the bytes kept
         self.total = total
         self.validator = validator
         mustRepeatValidator = validator != nil
+        fileMayHoldBytes = !kept.isEmpty
         var position: Int64 = 0
         for range in kept {
             if range.lowerBound > position {
@@ -166,6 +226,14 @@ struct SegmentSchedule: Sendable {
             }
         }
         uncut = position
+        if requests == .rest { appendRest(from: position) }
+    }
+
+    /// The segment of every byte from `start` to the end of the file (if there is any), fetched by one request.
+    mutating func appendRest(from start: Int64) {
+        let end = total ?? Self.openEnd
+        if start < end { segments.append(Segment(start: start, end: end, done: start)) }
+        uncut = end
     }
 
     /// Whether every byte of the file is written, and every piece verified.
@@ -184,8 +252,8 @@ struct SegmentSchedule: Sendable {
     /// The first requests: before the length is known, each connection of each mirror asks for its own segment of a
     /// grid of ``segmentSize`` bytes (one past the end is answered `416` with the length, and costs nothing).
     mutating func begin(at now: TimeInterval) -> [Action] {
-        // A resumed download knows the length already.
-        if total != nil { return schedule(at: now) }
+        // A resumed download knows the length already; a request for the rest needs none.
+        if total != nil || requests == .rest { return schedule(at: now) }
         var actions: [Action] = []
         for _ in 0..<connectionsPerMirror {
             for mirror in mirrors.indices {
@@ -210,25 +278,28 @@ struct SegmentSchedule: Sendable {
         let id = nextID
         nextID += 1
         let segment = segments[index]
+        // Asking for the rest of the file, the segment that ends it is asked for to its end, whatever that turns out
+        // to be: so a `200` (or a length other than the one named) is an answer to it, not a part nobody asked for.
+        let end = requests == .rest && segment.end == total ?? Self.openEnd ? Self.openEnd : segment.end
         transfers[id] = Transfer(
             id: id,
             mirror: mirror,
             segment: index,
             start: segment.done,
-            requestedEnd: segment.end,
+            requestedEnd: end,
             position: segment.done,
             startedAt: now
         )
         segments[index].transfers.append(id)
         mirrors[mirror].connections += 1
-        return .start(id: id, mirror: mirror, start: segment.done, end: segment.end)
+        return .start(id: id, mirror: mirror, start: segment.done, end: end)
     }
 
     // MARK: Responses
 
     /// What identifies the file the mirrors must serve: the first answer's validator and length (or the kept bytes',
     /// or the caller's expected length).
-    private var reference: Continuation.Reference {
+    var reference: Continuation.Reference {
         Continuation.Reference(
             validator: validator,
             totalBytes: total ?? expectedLength,
@@ -243,6 +314,7 @@ struct SegmentSchedule: Sendable {
     ///   stopped and their segments given to others).
     mutating func accept(_ answer: RangeAnswer, for id: Int, at now: TimeInterval) -> (Bool, [Action]) {
         guard let transfer = transfers[id] else { return (false, []) }
+        if transfer.requestedEnd == Self.openEnd { return acceptRest(answer, for: transfer, at: now) }
         if let coding = answer.contentCoding {
             return (false, drop(transfer.mirror, .contentCoded(coding), at: now))
         }
@@ -290,7 +362,7 @@ struct SegmentSchedule: Sendable {
 
     /// The first answer names the file: its length and strong validator are the reference every other mirror must
     /// agree with, and the segments past its length go.
-    private mutating func takeReference(length: Int64, _ answer: RangeAnswer) {
+    mutating func takeReference(length: Int64, _ answer: RangeAnswer) {
         total = length
         validator = answer.validator
         fitSegments(to: length)
@@ -298,7 +370,7 @@ struct SegmentSchedule: Sendable {
 
     /// Cuts the first segments to `length` bytes: those past it are empty (their transfers are answered `416`), the
     /// last one ends at it. The rest of the file is cut into segments of ``segmentSize`` as mirrors need them.
-    private mutating func fitSegments(to length: Int64) {
+    mutating func fitSegments(to length: Int64) {
         for index in segments.indices {
             segments[index].start = min(segments[index].start, length)
             segments[index].end = min(segments[index].end, length)
@@ -338,6 +410,7 @@ struct SegmentSchedule: Sendable {
         var write: Write?
         if from < to {
             write = Write(offset: from, range: Int(from - pieceStart)..<Int(to - pieceStart))
+            fileMayHoldBytes = true
             segments[index].done = to
             mirrors[transfer.mirror].written += to - from
             for piece in pieces?.pieces(overlapping: from..<to) ?? 0..<0 {

@@ -280,9 +280,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         for action in actions {
             switch action {
             case .transfer(.start(let id, let mirror, let start, let end)):
-                var request = requests[mirror]
-                request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
-                request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+                let validator = state.withLock { $0.schedule.validator }
+                let request = Self.request(requests[mirror], from: start, to: end, ifRange: validator)
                 let task = session.dataTask(with: request)
                 let cancel = router.register(
                     TransferDelegate(SegmentTransferSink(engine: self, id: id)),
@@ -297,6 +296,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 // before `resume()`, and the router would keep its transfer — and this engine — for ever.
                 task.resume()
                 if cancelled { cancel() }
+            case .transfer(.truncate):
+                truncate()
             case .transfer(.cancel(let id)):
                 let cancel = state.withLock { state in
                     let cancel = state.cancels.removeValue(forKey: id)
@@ -319,6 +320,48 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
                 publish(nil)
             }
         }
+    }
+
+    /// `base` asking for the bytes `[start, end)` of the file without a content coding, whose byte offsets would not
+    /// be the file's: every byte from `start` on if `end` is ``SegmentSchedule/openEnd`` — with no `Range` from byte
+    /// 0, and, past it, only if the file is still the one `validator` names (`If-Range`: if not, the answer is the
+    /// whole file).
+    static func request(
+        _ base: URLRequest,
+        from start: Int64,
+        to end: Int64,
+        ifRange validator: DownloadResumeData.Validator?
+    ) -> URLRequest {
+        var request = base
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        request.setValue(nil, forHTTPHeaderField: "If-Range")
+        if end != SegmentSchedule.openEnd {
+            request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
+        } else if start > 0 {
+            request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
+            request.setValue(validator?.headerValue, forHTTPHeaderField: "If-Range")
+        } else {
+            request.setValue(nil, forHTTPHeaderField: "Range")
+        }
+        return request
+    }
+
+    /// Empties the file before an answer that starts it over writes its first byte, and starts what was hashed of it
+    /// over: the digest from byte 0, and no verdict on a piece being checked is trusted. A file that cannot be emptied
+    /// fails the download.
+    private func truncate() {
+        let failure = state.withLock { state -> Error? in
+            guard let handle = state.handle else { return nil }
+            do {
+                try PartialFile.truncate(handle, at: 0)
+            } catch {
+                return error
+            }
+            digest?.reset()
+            checker?.touch(0..<SegmentSchedule.openEnd)
+            return nil
+        }
+        if let failure { fail(failure) }
     }
 
     /// Reports progress (unless `reportingProgress` is `false`: a tick of the watch, which brings no byte), and ends

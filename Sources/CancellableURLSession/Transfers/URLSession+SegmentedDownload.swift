@@ -253,6 +253,26 @@ extension URLSession {
         }
     }
 
+    /// One URL's download on the segmented engine, as its one mirror, asking for the rest of the file
+    /// (``SegmentSchedule/Requests/rest``): a server without ranges is taken whole, a forgiven fault asks for the
+    /// rest under `If-Range`. `cancellableDownload` and `resumableDownload` move onto it once it has every single-URL
+    /// behaviour (design note 0007, step 4); internal until then.
+    func restDownload(
+        _ request: URLRequest,
+        to destination: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = SegmentedDownloadOptions(),
+        file: StaticString = #file,
+        line: UInt = #line,
+        progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
+    ) -> CancellablePromise<SegmentedDownloadResult> {
+        segmented([request], integrity: integrity, options: options, file: file, line: line, progress: progress) {
+            let (partial, handle) = try PartialFile.create(for: destination)
+            let schedule = SegmentSchedule.fresh(mirrors: 1, options: options, requests: .rest, integrity: integrity)
+            return (partial, handle, schedule)  // `create` claimed the file
+        }
+    }
+
     /// What a segmented download starts with: its partial file, claimed (``PartialFile/claim(_:)``) and open, and the
     /// schedule.
     typealias SegmentedStart = (PartialFile, FileHandle, SegmentSchedule)

@@ -1,0 +1,120 @@
+import Cancellable
+import Foundation
+import LoopbackHTTPServer
+import PromiseCore
+import TestSupport
+import Testing
+
+@testable import CancellableURLSession
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One URL on the segmented engine (``URLSession/restDownload(_:to:verifying:options:file:line:progress:)``), against
+/// a real loopback server: a server without ranges answers the one request with the whole file; a forgiven fault asks
+/// for the rest under `If-Range`; a file that changed meanwhile is answered whole, and the file starts over.
+@Suite(.serialized) final class RestDownloadTests: LoopbackSuite {
+    static var body: Data { SegmentedDownloadTests.body }
+    /// Another file, longer than `body`: `body` backwards, and 200,000 bytes more.
+    static var longerAndChanged: Data { Data(body.reversed()) + Data(repeating: 0x5A, count: 200_000) }
+
+    static func resource(
+        _ body: Data = body,
+        tag: String = "\"v1\"",
+        ignoresRanges: Bool = false,
+        interruption: LoopbackHTTPServer.Interruption? = nil
+    ) -> LoopbackHTTPServer.Resource {
+        LoopbackHTTPServer.Resource(
+            body: body,
+            entityTag: tag,
+            lastModified: nil,
+            ignoresRanges: ignoresRanges,
+            chunkSize: 8_192,
+            interruption: interruption
+        )
+    }
+
+    static func retryingOnce() -> SegmentedDownloadOptions {
+        var options = SegmentedDownloadOptions()
+        options.retrying = DownloadRetryPolicy(retries: 1, delay: 0)
+        return options
+    }
+
+    func download(
+        _ url: URL,
+        verifying integrity: DownloadIntegrity? = nil,
+        options: SegmentedDownloadOptions = retryingOnce()
+    ) async throws -> Data? {
+        let outcome = await session.restDownload(
+            URLRequest(url: url),
+            to: directory.destination,
+            verifying: integrity,
+            options: options
+        )
+        .asPromise().asResult().async()
+        guard case .success(let result) = outcome else {
+            Issue.record("the download failed: \(outcome)")
+            return nil
+        }
+        #expect(result.totalBytes == Int64(Self.body.count))
+        #expect(try directory.contents() == ["file.bin"])
+        return try Data(contentsOf: directory.destination)
+    }
+
+    /// A server that answers its first request with `first`, and every other with `then`.
+    func serve(
+        _ first: LoopbackHTTPServer.Resource,
+        then: LoopbackHTTPServer.Resource
+    ) throws -> LoopbackHTTPServer {
+        let requests = Locked(0)
+        return try serve { _ in
+            let count = requests.withLock { count in
+                count += 1
+                return count
+            }
+            return .resource(count == 1 ? first : then)
+        }
+    }
+
+    @Test func aServerWithoutRangesAnswersTheOneRequestWithTheWholeFile() async throws {
+        let resource = Self.resource(ignoresRanges: true)
+        let server = try serve { _ in .resource(resource) }
+        #expect(try await download(server.url("/file")) == Self.body)
+        #expect(server.connections.count == 1)
+        #expect(server.connections.first?.range == nil)
+        #expect(server.connections.first?.headers["if-range"] == nil)
+    }
+
+    @Test func aCutConnectionIsForgivenAndTheRestIsAskedForUnderIfRange() async throws {
+        let first = Self.resource(interruption: .close(after: 400_000))
+        let rest = Self.resource()
+        let server = try serve(first, then: rest)
+        #expect(try await download(server.url("/file")) == Self.body)
+        let connections = server.connections.filter { $0.unanswered == nil }
+        #expect(connections.count == 2)
+        let range = try #require(connections.last?.range)
+        let start = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+        #expect(range.hasPrefix("bytes=") && range.hasSuffix("-") && start > 0, "\(range)")
+        #expect(connections.last?.headers["if-range"] == "\"v1\"")
+        #expect(connections.last?.status == 206)
+    }
+
+    @Test func aFileThatChangedBeforeTheRetryIsAnsweredWholeAndStartsTheFileOver() async throws {
+        // Cut past the new file's end: what was written of the old file must go, not only be written over.
+        let old = Self.resource(
+            Self.longerAndChanged,
+            tag: "\"old\"",
+            interruption: .close(after: Self.body.count + 100_000)
+        )
+        let now = Self.resource()
+        let server = try serve(old, then: now)
+        // Not one byte of the old file is left in the new one, and the digest is of the new one's bytes alone.
+        let integrity = DownloadIntegrity(sha256: SHA256.hexDigest(of: Self.body))
+        #expect(try await download(server.url("/file"), verifying: integrity) == Self.body)
+        let connections = server.connections.filter { $0.unanswered == nil }
+        #expect(connections.count == 2)
+        #expect(connections.last?.headers["if-range"] == "\"old\"")
+        #expect(connections.last?.status == 200)
+    }
+}
