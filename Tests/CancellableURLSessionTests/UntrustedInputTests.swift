@@ -22,9 +22,14 @@ import FoundationNetworking
 /// with one thing, as a broken disk, another program or an attacker would, and checks on disk that every other file
 /// is as it was.
 @Suite(.serialized) struct UntrustedInputTests {
-    /// A folder holding the download's folder and files the download does not own.
-    struct Sandbox {
+    /// A folder holding the download's folder and files the download does not own; removed when the test lets go of
+    /// it.
+    final class Sandbox: Sendable {
         let root: URL
+
+        deinit {
+            try? FileManager.default.removeItem(at: root)
+        }
 
         init() throws {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("untrusted-\(UUID())")
