@@ -86,6 +86,21 @@ import FoundationNetworking
         #expect(server.connections.first?.headers["if-range"] == nil)
     }
 
+    @Test func aRequestWithARangeOfItsOwnWritesThePartAsTheFile() async throws {
+        let resource = Self.resource()
+        let server = try serve { _ in .resource(resource) }
+        var request = URLRequest(url: server.url("/file"))
+        request.setValue("bytes=100000-299999", forHTTPHeaderField: "Range")
+        let outcome = await session.restDownload(request, to: directory.destination).asPromise().asResult().async()
+        guard case .success(let result) = outcome else {
+            Issue.record("the download failed: \(outcome)")
+            return
+        }
+        #expect(result.totalBytes == 200_000)
+        #expect(try Data(contentsOf: directory.destination) == Self.body.subdata(in: 100_000..<300_000))
+        #expect(server.connections.map(\.range) == ["bytes=100000-299999"])
+    }
+
     @Test func aCutConnectionIsForgivenAndTheRestIsAskedForUnderIfRange() async throws {
         let first = Self.resource(interruption: .close(after: 400_000))
         let rest = Self.resource()

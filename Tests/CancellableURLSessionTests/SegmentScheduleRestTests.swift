@@ -256,6 +256,35 @@ import FoundationNetworking
         #expect(schedule.keptRanges == [0..<100])
     }
 
+    @Test func theCallersPartIsTheFileAndARetryAsksForAllOfItAgainWritingOnlyWhatIsMissing() throws {
+        var options = SegmentedDownloadOptions()
+        options.retrying = DownloadRetryPolicy(retries: 1, delay: 0)
+        var schedule = SegmentSchedule(mirrors: 1, options: options, requests: .part)
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        // The part `bytes=1000-1199` of a larger file: 200 bytes, written from the file's byte 0.
+        var part = Self.partial(1_000, 1_199, of: 5_000)
+        part.announcedLength = 200
+        let (take, actions) = schedule.accept(part, for: id, at: 0)
+        #expect(take)
+        #expect(actions.isEmpty)
+        #expect(schedule.total == 200)
+        let (write, _, _) = schedule.receive(80, for: id, at: 1)
+        #expect(write == SegmentSchedule.Write(offset: 0, range: 0..<80))
+        // A forgiven fault: the part is asked for whole again (its offsets are not the server's file's)…
+        let retry = Self.started(schedule.end(id, fault: .endedEarly(received: 80, expected: 200), at: 2))
+        #expect(retry.map(\.start) == [0])
+        #expect(retry.map(\.end) == [Self.open])
+        let again = try #require(retry.first?.id)
+        // …and under the same validator, the bytes written stay and are not written again.
+        #expect(schedule.accept(part, for: again, at: 3) == (true, []))
+        let (skipped, _, _) = schedule.receive(80, for: again, at: 4)
+        #expect(skipped == nil)
+        let (rest, goOn, _) = schedule.receive(120, for: again, at: 5)
+        #expect(rest == SegmentSchedule.Write(offset: 80, range: 0..<120))
+        #expect(!goOn)
+        #expect(schedule.isComplete)
+    }
+
     @Test func theRequestForTheRestAsksForEveryByteFromItsStartUnderIfRange() throws {
         let base = URLRequest(url: URL(string: "https://example.com/file")!)
         let tag = DownloadResumeData.Validator.entityTag("\"v1\"")
@@ -263,6 +292,13 @@ import FoundationNetworking
         #expect(whole.value(forHTTPHeaderField: "Range") == nil)
         #expect(whole.value(forHTTPHeaderField: "If-Range") == nil)
         #expect(whole.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
+        // The caller's own: a part of the file, in a coding of their choice.
+        var callers = base
+        callers.setValue("bytes=10-19", forHTTPHeaderField: "Range")
+        callers.setValue("gzip", forHTTPHeaderField: "Accept-Encoding")
+        let part = SegmentedDownloadEngine.request(callers, from: 0, to: Self.open, ifRange: tag)
+        #expect(part.value(forHTTPHeaderField: "Range") == "bytes=10-19")
+        #expect(part.value(forHTTPHeaderField: "Accept-Encoding") == "gzip")
         let rest = SegmentedDownloadEngine.request(base, from: 100, to: Self.open, ifRange: tag)
         #expect(rest.value(forHTTPHeaderField: "Range") == "bytes=100-")
         #expect(rest.value(forHTTPHeaderField: "If-Range") == "\"v1\"")

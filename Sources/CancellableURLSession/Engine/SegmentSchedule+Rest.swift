@@ -9,6 +9,9 @@ extension SegmentSchedule {
     /// - Returns: whether to take its body, and what to do now.
     mutating func acceptRest(_ answer: RangeAnswer, for transfer: Transfer, at now: TimeInterval) -> (Bool, [Action]) {
         switch answer.status {
+        case 206 where requests == .part:
+            // The part the caller asked for: the file this download writes.
+            return acceptWholeFile(answer, for: transfer, at: now)
         case 206 where transfer.start > 0:
             let verdict = Continuation.check(answer, startingAt: transfer.start, reference: reference)
             guard case .continues(let proven) = verdict else {
@@ -24,7 +27,7 @@ extension SegmentSchedule {
         case 206:
             // A part of a request that asked for no part: not the file.
             return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
-        case 416 where transfer.start > 0:
+        case 416 where transfer.start > 0 && requests == .rest:
             return finishRest(answer, for: transfer, at: now)
         case 200...299 where answer.status != 206:
             return acceptWholeFile(answer, for: transfer, at: now)
@@ -52,10 +55,11 @@ extension SegmentSchedule {
         return (false, schedule(at: now))
     }
 
-    /// A `2xx` with the whole file: a new download; a server that ignores ranges; or a file that changed, so
-    /// `If-Range` did not match. If ``Continuation`` finds it the file of the bytes written — it repeats their strong
-    /// validator, has no content coding, names no other length — its first bytes are the ones written, which stay and
-    /// are not written again. Otherwise the file starts over from byte 0, emptied first if it may hold bytes.
+    /// A `2xx` with the whole file — a new download; a server that ignores ranges; a file that changed, so `If-Range`
+    /// did not match — or the `206` of the caller's part, which is the file this download writes. If ``Continuation``
+    /// finds it the file of the bytes written — it repeats their strong validator, has no content coding, names no
+    /// other length — its first bytes are the ones written, which stay and are not written again. Otherwise the file
+    /// starts over from byte 0, emptied first if it may hold bytes.
     private mutating func acceptWholeFile(
         _ answer: RangeAnswer,
         for transfer: Transfer,

@@ -101,6 +101,13 @@ struct SegmentSchedule: Sendable {
         /// (``Action/truncate``) if not; it may name no length, and then the file is as long as its body. A part the
         /// file is missing in its middle (a piece that failed its digest) is asked for with a ranged request.
         case rest
+        /// One request at a time, the caller's own, whose `Range` names a part of a file: its `206` (or a `200`, from a
+        /// server that ignores ranges) is the file this download writes, from byte 0. A forgiven fault asks for the
+        /// whole part again; bytes written under the answer's validator are not written again.
+        case part
+
+        /// Whether one request fetches the file, from its start or the bytes written on.
+        var isOneRequest: Bool { self != .segments }
     }
 
     /// The end of a request for every byte from its start on, whose end is the file's: not known until an answer
@@ -159,15 +166,15 @@ struct SegmentSchedule: Sendable {
         self.requests = requests
         segmentSize = options.segmentSize
         minimumSplit = options.minimumSplitSize
-        connectionsPerMirror = requests == .rest ? 1 : options.connectionsPerMirror
-        endGame = requests == .rest ? false : options.endGame
+        connectionsPerMirror = requests.isOneRequest ? 1 : options.connectionsPerMirror
+        endGame = requests.isOneRequest ? false : options.endGame
         retrying = options.retrying
         watchPeriod = options.watchPeriod
         self.expectedLength = expectedLength
         self.mirrors = Array(repeating: Mirror(), count: mirrors)
         self.pieces = pieces
         verified = Array(repeating: false, count: pieces?.sha256.count ?? 0)
-        if requests == .rest { appendRest(from: 0) }
+        if requests.isOneRequest { appendRest(from: 0) }
     }
 
     /// A schedule for a download that starts with no byte written, checked against `integrity` (its length and
@@ -226,7 +233,7 @@ struct SegmentSchedule: Sendable {
             }
         }
         uncut = position
-        if requests == .rest { appendRest(from: position) }
+        if requests.isOneRequest { appendRest(from: position) }
     }
 
     /// The segment of every byte from `start` to the end of the file (if there is any), fetched by one request.
@@ -253,7 +260,7 @@ struct SegmentSchedule: Sendable {
     /// grid of ``segmentSize`` bytes (one past the end is answered `416` with the length, and costs nothing).
     mutating func begin(at now: TimeInterval) -> [Action] {
         // A resumed download knows the length already; a request for the rest needs none.
-        if total != nil || requests == .rest { return schedule(at: now) }
+        if total != nil || requests.isOneRequest { return schedule(at: now) }
         var actions: [Action] = []
         for _ in 0..<connectionsPerMirror {
             for mirror in mirrors.indices {
@@ -280,19 +287,21 @@ struct SegmentSchedule: Sendable {
         let segment = segments[index]
         // Asking for the rest of the file, the segment that ends it is asked for to its end, whatever that turns out
         // to be: so a `200` (or a length other than the one named) is an answer to it, not a part nobody asked for.
-        let end = requests == .rest && segment.end == total ?? Self.openEnd ? Self.openEnd : segment.end
+        // The caller's part is asked for whole, every time: its byte offsets are not the server's file's.
+        let end = requests.isOneRequest && segment.end == total ?? Self.openEnd ? Self.openEnd : segment.end
+        let start = requests == .part ? 0 : segment.done
         transfers[id] = Transfer(
             id: id,
             mirror: mirror,
             segment: index,
-            start: segment.done,
+            start: start,
             requestedEnd: end,
-            position: segment.done,
+            position: start,
             startedAt: now
         )
         segments[index].transfers.append(id)
         mirrors[mirror].connections += 1
-        return .start(id: id, mirror: mirror, start: segment.done, end: end)
+        return .start(id: id, mirror: mirror, start: start, end: end)
     }
 
     // MARK: Responses

@@ -322,10 +322,16 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
     }
 
-    /// `base` asking for the bytes `[start, end)` of the file without a content coding, whose byte offsets would not
-    /// be the file's: every byte from `start` on if `end` is ``SegmentSchedule/openEnd`` — with no `Range` from byte
-    /// 0, and, past it, only if the file is still the one `validator` names (`If-Range`: if not, the answer is the
-    /// whole file).
+    /// `base` asking for the bytes `[start, end)` of the file, without a content coding, whose byte offsets would not
+    /// be the file's; or, if `end` is ``SegmentSchedule/openEnd``, for every byte from `start` on: from byte 0,
+    /// `base` as the caller made it (its own `Range`, if it names a part; its own `Accept-Encoding`, if it names one),
+    /// and past it, the rest, only if the file is still the one `validator` names (`If-Range`: if not, the answer is
+    /// the whole file).
+    ///
+    /// ```swift
+    /// SegmentedDownloadEngine.request(base, from: 100, to: SegmentSchedule.openEnd, ifRange: .entityTag("\"v1\""))
+    /// // Range: bytes=100-, If-Range: "v1", Accept-Encoding: identity
+    /// ```
     static func request(
         _ base: URLRequest,
         from start: Int64,
@@ -333,15 +339,18 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         ifRange validator: DownloadResumeData.Validator?
     ) -> URLRequest {
         var request = base
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        request.setValue(nil, forHTTPHeaderField: "If-Range")
         if end != SegmentSchedule.openEnd {
             request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
-        } else if start > 0 {
+            request.setValue(nil, forHTTPHeaderField: "If-Range")
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            return request
+        }
+        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        if start > 0 {
             request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
             request.setValue(validator?.headerValue, forHTTPHeaderField: "If-Range")
-        } else {
-            request.setValue(nil, forHTTPHeaderField: "Range")
         }
         return request
     }

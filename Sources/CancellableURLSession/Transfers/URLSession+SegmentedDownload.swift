@@ -255,8 +255,9 @@ extension URLSession {
 
     /// One URL's download on the segmented engine, as its one mirror, asking for the rest of the file
     /// (``SegmentSchedule/Requests/rest``): a server without ranges is taken whole, a forgiven fault asks for the
-    /// rest under `If-Range`. `cancellableDownload` and `resumableDownload` move onto it once it has every single-URL
-    /// behaviour (design note 0007, step 4); internal until then.
+    /// rest under `If-Range`. A request with a `Range` of its own asks for a part, which is the file it writes
+    /// (``SegmentSchedule/Requests/part``). `cancellableDownload` and `resumableDownload` move onto it once it has
+    /// every single-URL behaviour (design note 0007, step 4); internal until then.
     func restDownload(
         _ request: URLRequest,
         to destination: URL,
@@ -266,9 +267,18 @@ extension URLSession {
         line: UInt = #line,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)? = nil
     ) -> CancellablePromise<SegmentedDownloadResult> {
-        segmented([request], integrity: integrity, options: options, file: file, line: line, progress: progress) {
+        let requests: SegmentSchedule.Requests = request.value(forHTTPHeaderField: "Range") == nil ? .rest : .part
+        return segmented(
+            [request],
+            integrity: integrity,
+            options: options,
+            file: file,
+            line: line,
+            progress: progress,
+            allowingARange: requests == .part
+        ) {
             let (partial, handle) = try PartialFile.create(for: destination)
-            let schedule = SegmentSchedule.fresh(mirrors: 1, options: options, requests: .rest, integrity: integrity)
+            let schedule = SegmentSchedule.fresh(mirrors: 1, options: options, requests: requests, integrity: integrity)
             return (partial, handle, schedule)  // `create` claimed the file
         }
     }
@@ -312,7 +322,8 @@ extension URLSession {
     }
 
     /// A segmented download of `mirrors` into what `prepare` opens — after the mirrors, options, session and
-    /// integrity are checked — handing its resume data to `resumeData`, if given (and `nil` if it is refused).
+    /// integrity are checked — handing its resume data to `resumeData`, if given (and `nil` if it is refused). A
+    /// mirror's request may carry a `Range` of its own only if `allowingARange` (the caller's part of one URL).
     private func segmented(
         _ mirrors: [URLRequest],
         integrity: DownloadIntegrity?,
@@ -321,6 +332,7 @@ extension URLSession {
         line: UInt,
         progress: (@Sendable (SegmentedDownloadProgress) -> Void)?,
         resumeData: (@Sendable (SegmentedDownloadResumeData?) -> Void)? = nil,
+        allowingARange: Bool = false,
         prepare: () throws -> SegmentedStart,
         made: (SegmentedDownloadEngine) -> Void = { _ in }
     ) -> CancellablePromise<SegmentedDownloadResult> {
@@ -329,7 +341,8 @@ extension URLSession {
             guard !mirrors.isEmpty else { throw SegmentedDownloadError.noMirrors }
             if let problem = options.problem { throw SegmentedDownloadError.invalidOptions(problem) }
             for request in mirrors {
-                guard request.url?.isHTTPWithHost == true, request.value(forHTTPHeaderField: "Range") == nil
+                guard request.url?.isHTTPWithHost == true,
+                    allowingARange || request.value(forHTTPHeaderField: "Range") == nil
                 else { throw SegmentedDownloadError.invalidMirror(request.url) }
             }
             let transport = lastingTransport
