@@ -101,6 +101,47 @@ import FoundationNetworking
         #expect(server.connections.map(\.range) == ["bytes=100000-299999"])
     }
 
+    @Test func anErrorStatusRejectsWithItsOwnErrorAndBodyAndLeavesNothing() async throws {
+        let server = try serve { _ in .status(404, body: Data("no such file".utf8)) }
+        let outcome = await session.restDownload(URLRequest(url: server.url("/file")), to: directory.destination)
+            .asPromise().asResult().async()
+        guard case .failure(let error as HTTPStatusError) = outcome else {
+            Issue.record("not an HTTPStatusError: \(outcome)")
+            return
+        }
+        #expect(error.response.statusCode == 404)
+        #expect(error.body == Data("no such file".utf8))
+        #expect(try directory.contents().isEmpty)
+    }
+
+    @Test func aServerThatIsDownRejectsWithTheConnectionsOwnError() async throws {
+        let down = try LoopbackHTTPServer { _ in .status(500, body: Data()) }
+        let url = down.url("/file")
+        down.stop()
+        let outcome = await session.restDownload(URLRequest(url: url), to: directory.destination)
+            .asPromise().asResult().async()
+        guard case .failure(let error as URLError) = outcome else {
+            Issue.record("not a URLError: \(outcome)")
+            return
+        }
+        #expect(error.code == .cannotConnectToHost)
+        #expect(try directory.contents().isEmpty)
+    }
+
+    @Test func aBusyServerIsAskedAgainAfterItsRetryAfter() async throws {
+        let resource = Self.resource()
+        let requests = Locked(0)
+        let server = try serve { _ in
+            let count = requests.withLock { count in
+                count += 1
+                return count
+            }
+            return count == 1 ? .statusWithFields(503, fields: ["Retry-After: 0"]) : .resource(resource)
+        }
+        #expect(try await download(server.url("/file")) == Self.body)
+        #expect(server.connections.filter { $0.unanswered == nil }.map(\.status) == [503, 200])
+    }
+
     @Test func aCutConnectionIsForgivenAndTheRestIsAskedForUnderIfRange() async throws {
         let first = Self.resource(interruption: .close(after: 400_000))
         let rest = Self.resource()

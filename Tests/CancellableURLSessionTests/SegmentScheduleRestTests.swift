@@ -285,6 +285,85 @@ import FoundationNetworking
         #expect(schedule.isComplete)
     }
 
+    @Test func anErrorStatusHasItsBodyCollectedAndFailsTheTransferAsItEnds() throws {
+        var schedule = Self.fresh(retries: 1)
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        let (take, actions) = schedule.accept(RangeAnswer(status: 503, retryAfter: 0), for: id, at: 0)
+        #expect(!take)
+        #expect(actions.isEmpty)
+        #expect(schedule.collectsErrorBody(of: id))
+        // The body is not the file: nothing of it is written.
+        let (write, _, _) = schedule.receive(40, for: id, at: 1)
+        #expect(write == nil)
+        // As it ends, the status is the fault: forgiven once, asking for the file again…
+        let retry = Self.started(schedule.end(id, fault: nil, at: 2))
+        #expect(retry.map(\.start) == [0])
+        #expect(schedule.mirrors[0].lastRetriedFault == .status(503))
+        // …and the second drops the one mirror.
+        let second = try #require(retry.first?.id)
+        _ = schedule.accept(RangeAnswer(status: 404), for: second, at: 3)
+        _ = schedule.end(second, fault: nil, at: 4)
+        #expect(schedule.mirrors[0].dropped == .status(404))
+        #expect(schedule.isStranded)
+    }
+
+    @Test func aRangeWithoutTheLengthProvesNothingWithoutAValidator() throws {
+        var schedule = Self.resumed(100, of: 300, tag: nil)
+        let id = try #require(Self.begin(&schedule, expectingStart: 100))
+        let (take, _) = schedule.accept(Self.partial(100, 299, of: nil, tag: nil), for: id, at: 0)
+        #expect(!take)
+        #expect(schedule.mirrors[0].dropped == .unexpectedContentRange("bytes 100-299/*"))
+    }
+
+    @Test func anAnswerThatIsNotHTTPIsTheWholeFile() throws {
+        var schedule = Self.fresh()
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        let (take, _) = schedule.accept(RangeAnswer(status: 0, announcedLength: 10), for: id, at: 0)
+        #expect(take)
+        #expect(schedule.total == 10)
+    }
+
+    @Test func oneURLRejectsWithItsTransfersOwnErrorNotWithItsMirrors() throws {
+        let lost = URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "transfer closed"])
+        let failed = MirrorDropReason.failure(of: lost)
+        #expect((failed.singleURLError(recorded: lost, validator: nil) as? URLError) == lost)
+        // Recorded for another fault: the reason's own words.
+        let other = failed.singleURLError(recorded: URLError(.timedOut), validator: nil) as? URLError
+        #expect(other?.code == .networkConnectionLost)
+        #expect(other?.localizedDescription == "transfer closed")
+
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "https://example.com")!,
+                statusCode: 404,
+                httpVersion: nil,
+                headerFields: [:]
+            )
+        )
+        let status = HTTPStatusError(response: response, body: Data("not here".utf8))
+        let statusError = MirrorDropReason.status(404).singleURLError(recorded: status, validator: nil)
+        #expect((statusError as? HTTPStatusError)?.body == Data("not here".utf8))
+
+        let tag = DownloadResumeData.Validator.entityTag("\"v1\"")
+        let cases: [(MirrorDropReason, String)] = [
+            (
+                .validatorDisagrees(expected: "\"v1\"", announced: "\"v2\""),
+                "\(DownloadError.validatorNotRepeated(tag))"
+            ),
+            (.unexpectedContentRange("bytes 1-2/3"), "\(DownloadError.unexpectedContentRange("bytes 1-2/3"))"),
+            (.contentCoded("gzip"), "\(DownloadError.contentCoded("gzip"))"),
+            (
+                .lengthDisagrees(expected: 3, announced: 4),
+                "\(DownloadIntegrityError.lengthMismatch(expected: 3, actual: 4))"
+            ),
+            (.stalled(seconds: 30), "\(URLError(.timedOut))"),
+            (.endedEarly(received: 1, expected: 2), "\(URLError(.networkConnectionLost))"),
+        ]
+        for (reason, expected) in cases {
+            #expect("\(reason.singleURLError(recorded: lost, validator: tag))" == expected, "\(reason)")
+        }
+    }
+
     @Test func theRequestForTheRestAsksForEveryByteFromItsStartUnderIfRange() throws {
         let base = URLRequest(url: URL(string: "https://example.com/file")!)
         let tag = DownloadResumeData.Validator.entityTag("\"v1\"")

@@ -7,6 +7,9 @@ extension SegmentSchedule {
     /// with a fault (``fail(_:_:at:)``).
     mutating func end(_ id: Int, fault: MirrorDropReason?, at now: TimeInterval) -> [Action] {
         guard let transfer = transfers[id] else { return [] }
+        if let status = transfer.errorStatus {
+            return fail(id, .status(status), at: now, retryAfter: transfer.retryAfter)
+        }
         if let fault { return fail(id, fault, at: now) }
         let segment = segments[transfer.segment]
         if transfer.accepted, segment.end == Self.openEnd { return endRest(transfer, at: now) }

@@ -15,7 +15,11 @@ extension SegmentSchedule {
         case 206 where transfer.start > 0:
             let verdict = Continuation.check(answer, startingAt: transfer.start, reference: reference)
             guard case .continues(let proven) = verdict else {
-                return (false, drop(transfer.mirror, MirrorDropReason(verdict), at: now))
+                // Without a validator, only the length vouches for the bytes: a range that does not name it proves
+                // nothing.
+                let reason: MirrorDropReason =
+                    verdict == .unvalidated ? .unexpectedContentRange(answer.rangeHeader) : MirrorDropReason(verdict)
+                return (false, drop(transfer.mirror, reason, at: now))
             }
             if let length = answer.range?.total, total == nil { total = length }
             let setsValidator = validator == nil && answer.validator != nil
@@ -29,11 +33,22 @@ extension SegmentSchedule {
             return (false, drop(transfer.mirror, .unexpectedContentRange(answer.rangeHeader), at: now))
         case 416 where transfer.start > 0 && requests == .rest:
             return finishRest(answer, for: transfer, at: now)
-        case 200...299 where answer.status != 206:
+        case 200...299 where answer.status != 206, 0:
+            // The whole file; or an answer that is not HTTP (a `file:` URL), which is the whole file too.
             return acceptWholeFile(answer, for: transfer, at: now)
         default:
-            return (false, fail(transfer.id, .status(answer.status), at: now, retryAfter: answer.retryAfter))
+            // An error status: its body is collected for the error the download rejects with
+            // (``collectsErrorBody(of:)``), and the transfer fails as it ends.
+            transfers[transfer.id]?.errorStatus = answer.status
+            transfers[transfer.id]?.retryAfter = answer.retryAfter
+            return (false, [])
         }
+    }
+
+    /// Whether transfer `id` answered with an error status whose body is to be collected, not written: its ending
+    /// fails it with that status (``end(_:fault:at:)``).
+    func collectsErrorBody(of id: Int) -> Bool {
+        transfers[id]?.errorStatus != nil
     }
 
     /// A `416` to the request for the rest: the bytes written are the whole file if the file is exactly that long

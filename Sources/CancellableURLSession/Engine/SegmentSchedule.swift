@@ -51,6 +51,10 @@ struct SegmentSchedule: Sendable {
         var proven = false
         /// When it started, in real time: what its speed is measured against.
         let startedAt: TimeInterval
+        /// The error status it answered with, whose body is collected (asking for the rest of the file), and the
+        /// `Retry-After` that came with it.
+        var errorStatus: Int?
+        var retryAfter: TimeInterval?
         /// How long it has run, and how long since its last byte, on the clock that watches for stalls
         /// (``tick(by:stallTimeout:minimumSpeed:at:)``).
         var age: TimeInterval = 0

@@ -32,6 +32,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         var speed = TransferSpeed()
         /// What runs once the download has ended (``whenEnded(_:)``).
         var ended: (@Sendable () -> Void)?
+        /// The error of the latest fault a transfer met — its own `URLError`, an ``HTTPStatusError`` with its body, a
+        /// piece's ``DownloadIntegrityError`` —: what a single URL rejects with when its one mirror is dropped
+        /// (``MirrorDropReason/singleURLError(recorded:validator:)``).
+        var lastFault: Error?
 
         var schedule: SegmentSchedule { machine.schedule }
 
@@ -178,7 +182,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             switch verdict {
             case .passed:
                 return state.machine.piece(piece, passed: true, at: now)
-            case .failed(actual: _):
+            case .failed(let actual):
+                state.lastFault = DownloadIntegrityError.pieceMismatch(
+                    piece: piece,
+                    expected: pieces.sha256[piece],
+                    actual: actual
+                )
                 return state.machine.piece(piece, passed: false, at: now)
             case .unreadable(let error):
                 failure = error
@@ -218,10 +227,24 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     // MARK: A transfer's callbacks
 
-    /// Checks a response: `true` to take its body.
-    func accept(_ response: URLResponse, for id: Int) -> Bool {
+    /// What to do with a response's body.
+    enum Take: Sendable, Equatable {
+        /// Write what the schedule admits of it.
+        case write
+        /// Collect it for the ``HTTPStatusError`` of an error status (asking one URL for its file).
+        case collect
+        /// Stop the transfer.
+        case refuse
+    }
+
+    /// Checks a response: what to do with its body.
+    func accept(_ response: URLResponse, for id: Int) -> Take {
         let answer = RangeAnswer(response)
-        let (take, actions) = state.withLock { $0.machine.accept(answer, for: id, at: now) }
+        let (take, actions) = state.withLock { state in
+            let (take, actions) = state.machine.accept(answer, for: id, at: now)
+            let collect = !take && state.machine.isRunning && state.schedule.collectsErrorBody(of: id)
+            return (take ? Take.write : collect ? .collect : .refuse, actions)
+        }
         perform(actions)
         settle()
         return take
@@ -252,10 +275,16 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         return goOn
     }
 
-    /// A transfer ended: its error, if it failed.
-    func complete(_ id: Int, error: Error?) {
+    /// A transfer ended: its error, if it failed, and the error of the error status it answered, if it did.
+    func complete(_ id: Int, error: Error?, statusError: HTTPStatusError? = nil) {
         let fault = error.map(MirrorDropReason.failure(of:))
-        let actions = state.withLock { $0.machine.transferEnded(id, fault: fault, at: now) }
+        let actions = state.withLock { state in
+            // Only a transfer the schedule still runs meets a fault: one it stopped ends cancelled, saying nothing.
+            if state.machine.isRunning, state.schedule.transfers[id] != nil, let failure = statusError ?? error {
+                state.lastFault = failure
+            }
+            return state.machine.transferEnded(id, fault: fault, at: now)
+        }
         perform(actions)
         settle()
     }
@@ -392,9 +421,19 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
         if reports, let snapshot { progress?(snapshot) }
         if outlook == .stranded, let snapshot {
-            fail(SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors))
+            fail(strandedError(snapshot))
         }
         perform(actions, Context(snapshot: snapshot, reporting: progress != nil))
+    }
+
+    /// Why a download that no mirror is left to finish rejects: every mirror's reason, or, for one URL, its own.
+    private func strandedError(_ snapshot: SegmentedDownloadProgress) -> Error {
+        state.withLock { state in
+            guard state.schedule.requests.isOneRequest, let reason = state.schedule.mirrors.first?.dropped else {
+                return SegmentedDownloadError.everyMirrorDropped(snapshot.mirrors)
+            }
+            return reason.singleURLError(recorded: state.lastFault, validator: state.schedule.validator)
+        }
     }
 
     /// What the actions of one step need beside the machine's word.
