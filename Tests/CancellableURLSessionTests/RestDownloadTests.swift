@@ -138,8 +138,23 @@ import FoundationNetworking
             }
             return count == 1 ? .statusWithFields(503, fields: ["Retry-After: 0"]) : .resource(resource)
         }
-        #expect(try await download(server.url("/file")) == Self.body)
+        let phases = Locked<[TransferPhase]>([])
+        let outcome = await session.restDownload(
+            URLRequest(url: server.url("/file")),
+            to: directory.destination,
+            options: Self.retryingOnce()
+        ) { progress in
+            phases.withLock { phases in
+                // Every report but the second and later of a run of `.transferring` ones.
+                if progress.phase != .transferring || phases.last != .transferring { phases.append(progress.phase) }
+            }
+        }
+        .asPromise().asResult().async()
+        #expect(try outcome.get().totalBytes == Int64(Self.body.count))
+        #expect(try Data(contentsOf: directory.destination) == Self.body)
         #expect(server.connections.filter { $0.unanswered == nil }.map(\.status) == [503, 200])
+        // Each request is said as it goes out: the one after the rest too.
+        #expect(phases.withLock { $0 } == [.connecting, .connecting, .transferring, .movingIntoPlace])
     }
 
     @Test func aCutConnectionIsForgivenAndTheRestIsAskedForUnderIfRange() async throws {

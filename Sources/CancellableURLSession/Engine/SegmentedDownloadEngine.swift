@@ -71,6 +71,9 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     private let checker: PieceChecker?
     /// Hashes the file as it is written, from its first segment on (``DownloadIntegrity/sha256``); `nil` without it.
     let digest: StreamingDigest?
+    /// Whether an answer or a transfer's ending is reported as progress: a segmented download's mirrors change then
+    /// (a mirror dropped, a retry counted); one URL reports its bytes, and the requests it sends (``start(_:)``).
+    private let reportsAnswersAndEndings: Bool
 
     init(
         transport: Transport,
@@ -99,6 +102,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         interval = options.watchPeriod
         let open: @Sendable () throws -> FileHandle = { try partial.openForReading() }
         checker = integrity?.pieces.map { PieceChecker($0, open: open) }
+        reportsAnswersAndEndings = !schedule.requests.isOneRequest
         // Its queued work is dropped once the download has stopped; a finishing download still needs it.
         digest =
             integrity?.sha256 == nil
@@ -111,21 +115,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// Sends the first requests and starts watching for stalls.
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
-        let (actions, complete, snapshot) = state.withLock { state in
+        let (actions, complete) = state.withLock { state in
             state.resolver = resolver
-            // Built only when someone reads it, as every report.
-            let snapshot =
-                progress == nil ? nil : Self.progress(of: state.schedule, requests: requests, speed: state.speed)
-            return (state.machine.begin(at: now), state.schedule.isComplete, snapshot)
+            return (state.machine.begin(at: now), state.schedule.isComplete)
         }
         scheduleWatch()
-        if let progress, let snapshot, !actions.isEmpty {
-            // Said before the first request is sent, on the delegate queue: it comes before any of their callbacks.
-            session.delegateQueue.addOperation { [self] in
-                // Unless the download stopped meanwhile: a stopped download reports nothing.
-                if state.withLock({ $0.machine.isRunning }) { progress(snapshot.with(phase: .connecting)) }
-            }
-        }
+        if !actions.isEmpty { reportConnecting() }
         perform(actions)
         if state.withLock({ $0.schedule.pieces != nil }) {
             // The pieces a resumed download kept whole are checked before they count, as any other piece: queued from
@@ -141,6 +136,20 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             // A resumed download that kept every byte has nothing to fetch: it ends on the delegate queue, as it would
             // after its last byte.
             session.delegateQueue.addOperation { [self] in settle() }
+        }
+    }
+
+    /// Reports that requests are on their way, with the bytes the file holds: before the first requests are sent, and
+    /// before each request one URL sends again after a forgiven fault. Said on the delegate queue, before any callback
+    /// of those requests; unless the download stopped meanwhile: a stopped download reports nothing.
+    private func reportConnecting() {
+        guard let progress else { return }
+        session.delegateQueue.addOperation { [self] in
+            let snapshot = state.withLock { state in
+                state.machine.isRunning
+                    ? Self.progress(of: state.schedule, requests: requests, speed: state.speed) : nil
+            }
+            if let snapshot { progress(snapshot.with(phase: .connecting)) }
         }
     }
 
@@ -246,7 +255,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             return (take ? Take.write : collect ? .collect : .refuse, actions)
         }
         perform(actions)
-        settle()
+        settle(reportingProgress: reportsAnswersAndEndings)
         return take
     }
 
@@ -286,7 +295,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             return state.machine.transferEnded(id, fault: fault, at: now)
         }
         perform(actions)
-        settle()
+        settle(reportingProgress: reportsAnswersAndEndings)
     }
 
     /// Drops mirrors whose requests stalled or are too slow.
@@ -309,7 +318,11 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         for action in actions {
             switch action {
             case .transfer(.start(let id, let mirror, let start, let end)):
-                let validator = state.withLock { $0.schedule.validator }
+                let (validator, retrying) = state.withLock { state in
+                    (state.schedule.validator, state.schedule.requests.isOneRequest && id > 0)
+                }
+                // One URL asked again after a forgiven fault says so, as its first request did (``start(_:)``).
+                if retrying { reportConnecting() }
                 let request = Self.request(requests[mirror], from: start, to: end, ifRange: validator)
                 let task = session.dataTask(with: request)
                 let cancel = router.register(
