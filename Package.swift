@@ -55,7 +55,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CancellableURLSessionTests",
-            dependencies: ["CancellableURLSession", "Cancellable", "PromiseCore", "LoopbackHTTPServer", "TestSupport"],
+            dependencies: [
+                "CancellableURLSession", "Cancellable", "PromiseCore", "PromiseTesting", "LoopbackHTTPServer",
+                "TestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         // The code of every DocC article, extracted by scripts/extract-snippets.py: compiled, so it cannot rot; the

@@ -2,6 +2,7 @@ import Cancellable
 import Foundation
 import LoopbackHTTPServer
 import PromiseCore
+import PromiseTesting
 import TestSupport
 import Testing
 
@@ -261,38 +262,86 @@ import FoundationNetworking
         #expect(try directory.contents().isEmpty)
     }
 
-    /// A mirror that answers `503` with `Retry-After: 1` is asked again no sooner than a second later.
+    /// A mirror that answers `503` with `Retry-After: 1` is asked again only once a second has passed on the
+    /// download's clock: a `TestClock` the test moves, so that neither the rest nor the stall watch depends on how
+    /// loaded the machine is.
     @Test func aMirrorIsLeftAloneForAsLongAsItsRetryAfterSays() async throws {
-        let asked = Shared<[Date]>([])
+        let asked = Locked(0)
         let mirrors = try serve([
             { request in
-                let count = asked.withLock { dates in
-                    dates.append(Date())
-                    return dates.count
+                let count = asked.withLock { count in
+                    count += 1
+                    return count
                 }
                 return count == 1 ? .statusWithFields(503, fields: ["Retry-After: 1"]) : Self.resource()(request)
             }
         ])
-        var options = Self.options(stallTimeout: 2)
+        var options = Self.options(stallTimeout: 2)  // the watch looks every 0.5 s
         options.retriesPerMirror = 1
         options.retryDelay = 0
-        let result = try #require(try expectIntact(await download(mirrors, options: options)))
+        let clock = TestClock()
+        let latest = Watched<SegmentedDownloadProgress?>(nil)
+        let download = withPromiseClock(clock) {
+            session.segmentedDownload(from: mirrors, to: directory.destination, options: options) { progress in
+                latest.update { $0 = progress }
+            }
+        }
+        // The 503 was answered and forgiven: the mirror rests.
+        #expect(await latest.wait(until: { $0?.mirrors[0].retries == 1 }, timeout: 40))
+        /// Moves the clock one watch period on, and waits for the watch to have looked.
+        func tick() async {
+            await clock.advance(by: .milliseconds(500))
+            await withCheckedContinuation { done in session.delegateQueue.addOperation { done.resume() } }
+        }
+        await tick()
+        // Not asked again: no request runs, none reached the server.
+        #expect(latest.read { $0?.mirrors[0].activeRequests } == 0)
+        #expect(asked.withLock { $0 } == 1, "asked again after half a second")
+        var elapsed = 0.5
+        while asked.withLock({ $0 }) == 1, elapsed < 5 {
+            await tick()
+            elapsed += 0.5
+        }
+        #expect(elapsed >= 1, "asked again after \(elapsed) s")
+        #expect(asked.withLock { $0 } == 2)
+        let result = try #require(try expectIntact(await download.asPromise().asResult().async()))
         #expect(result.mirrors[0].retries == 1 && result.mirrors[0].lastRetriedFault == .status(503))
-        let dates = asked.current
-        #expect(dates.count >= 2)
-        if dates.count >= 2 { #expect(dates[1].timeIntervalSince(dates[0]) >= 1) }
     }
 
+    /// A mirror that stops sending is dropped once its transfer has been idle for the stall timeout on the download's
+    /// clock — a `TestClock` the test moves once the other mirror has nothing left to do, so that the healthy one is
+    /// never idle while the watch counts, however loaded the machine — and its segment is finished elsewhere.
     @Test func aStalledMirrorIsDroppedAndItsSegmentFinishedElsewhere() async throws {
         let mirrors = try serve([Self.resource(interruption: .stall(after: 20_000)), Self.resource()])
         // Without the end game, which would race the stalled segment's rest and stop it before it counts as stalled.
-        var options = Self.options(stallTimeout: 0.5)
+        var options = Self.options(stallTimeout: 2)  // the watch looks every 0.5 s
         options.endGame = false
-        let result = try #require(try expectIntact(await download(mirrors, options: options)))
+        let clock = TestClock()
+        let latest = Watched<SegmentedDownloadProgress?>(nil)
+        let download = withPromiseClock(clock) {
+            session.segmentedDownload(from: mirrors, to: directory.destination, options: options) { progress in
+                latest.update { $0 = progress }
+            }
+        }
+        // Mirror 1 has fetched all it can: only mirror 0's stalled segment is left, too short to split.
+        let idle = await latest.wait(
+            until: { progress in
+                guard let progress, progress.mirrors[1].bytesWritten > 0 else { return false }
+                return progress.mirrors[1].activeRequests == 0 && progress.mirrors[0].activeRequests == 1
+            },
+            timeout: 40
+        )
+        #expect(idle)
+        for _ in 0..<5 {
+            await clock.advance(by: .milliseconds(500))
+            await withCheckedContinuation { done in session.delegateQueue.addOperation { done.resume() } }
+        }
+        let result = try #require(try expectIntact(await download.asPromise().asResult().async()))
         guard case .stalled = result.mirrors[0].dropped else {
             Issue.record("mirror 0: \(String(describing: result.mirrors[0].dropped))")
             return
         }
+        #expect(result.mirrors[1].dropped == nil)
     }
 
     @Test func whenEveryMirrorIsDroppedTheDownloadFailsAndLeavesNoFile() async throws {
