@@ -13,9 +13,9 @@ import FoundationNetworking
 /// cancelled outside it, as are the progress reports and the ending. URLSession delivers each transfer's callbacks
 /// on the session's delegate queue, one at a time; the stall timer and a cancellation come from other threads.
 ///
-/// Its ending — checking the complete file, settling the promise, the resume data — is in
-/// `SegmentedDownloadEngine+Ending.swift`; what that file reads is internal only because `private` does not reach
-/// across files.
+/// A transfer's callbacks and the requests it sends are in `SegmentedDownloadEngine+Transfers.swift`; its ending —
+/// checking the complete file, settling the promise, the resume data — in `SegmentedDownloadEngine+Ending.swift`. What
+/// those files read is internal only because `private` does not reach across files.
 final class SegmentedDownloadEngine: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, behind its lock.
     struct State {
@@ -54,8 +54,8 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     let state: Locked<State>
     /// Where the requests run: held for as long as the download, with the app's session it stands for.
     private let transport: Transport
-    private var session: URLSession { transport.session }
-    private let router: TransferRouter
+    var session: URLSession { transport.session }
+    let router: TransferRouter
     let requests: [URLRequest]
     let partial: PartialFile
     let integrity: DownloadIntegrity?
@@ -68,12 +68,12 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// How often the stall watch looks: a quarter of the stall timeout, from 20 ms to 1 s.
     private let interval: TimeInterval
     /// Hashes completed pieces off the lock (``DownloadIntegrity/pieces``); `nil` without piece digests.
-    private let checker: PieceChecker?
+    let checker: PieceChecker?
     /// Hashes the file as it is written, from its first segment on (``DownloadIntegrity/sha256``); `nil` without it.
     let digest: StreamingDigest?
     /// Whether an answer or a transfer's ending is reported as progress: a segmented download's mirrors change then
     /// (a mirror dropped, a retry counted); one URL reports its bytes, and the requests it sends (``start(_:)``).
-    private let reportsAnswersAndEndings: Bool
+    let reportsAnswersAndEndings: Bool
 
     init(
         transport: Transport,
@@ -111,7 +111,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
 
     /// The time on ``clock``, which measures speeds as it counts stalls and rests: a test's `TestClock` drives all of
     /// them.
-    private var now: TimeInterval { clock.elapsed }
+    var now: TimeInterval { clock.elapsed }
 
     /// Sends the first requests and starts watching for stalls.
     func start(_ resolver: DecidingResolver<SegmentedDownloadResult>) {
@@ -142,7 +142,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// Reports that requests are on their way, with the bytes the file holds: before the first requests are sent, and
     /// before each request one URL sends again after a forgiven fault. Said on the delegate queue, before any callback
     /// of those requests; unless the download stopped meanwhile: a stopped download reports nothing.
-    private func reportConnecting() {
+    func reportConnecting() {
         guard let progress else { return }
         session.delegateQueue.addOperation { [self] in
             let snapshot = state.withLock { state in
@@ -158,7 +158,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     ///
     /// A piece being checked is not queued again; if `written` wrote some of its bytes again, its verdict is not
     /// trusted, and it is checked again once it is complete (``checked(_:_:)``).
-    private func check(_ written: Range<Int64>, _ state: inout State) {
+    func check(_ written: Range<Int64>, _ state: inout State) {
         guard let checker, let total = state.schedule.total else { return }
         checker.touch(written)
         checker.check(
@@ -234,70 +234,6 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }?.cancel()
     }
 
-    // MARK: A transfer's callbacks
-
-    /// What to do with a response's body.
-    enum Take: Sendable, Equatable {
-        /// Write what the schedule admits of it.
-        case write
-        /// Collect it for the ``HTTPStatusError`` of an error status (asking one URL for its file).
-        case collect
-        /// Stop the transfer.
-        case refuse
-    }
-
-    /// Checks a response: what to do with its body.
-    func accept(_ response: URLResponse, for id: Int) -> Take {
-        let answer = RangeAnswer(response)
-        let (take, actions) = state.withLock { state in
-            let (take, actions) = state.machine.accept(answer, for: id, at: now)
-            let collect = !take && state.machine.isRunning && state.schedule.collectsErrorBody(of: id)
-            return (take ? Take.write : collect ? .collect : .refuse, actions)
-        }
-        perform(actions)
-        settle(reportingProgress: reportsAnswersAndEndings)
-        return take
-    }
-
-    /// Writes what the schedule admits of `data`: `false` to stop the transfer.
-    func receive(_ data: Data, for id: Int) -> Bool {
-        var failure: Error?
-        let (goOn, actions) = state.withLock { state -> (Bool, [DownloadMachine.Action]) in
-            guard let handle = state.handle else { return (false, []) }
-            let run = digest == nil ? nil : state.schedule.segmentStart(of: id)  // written from there to the write
-            let (write, goOn, actions) = state.machine.receive(data.count, for: id, at: now)
-            guard let write, !write.range.isEmpty else { return (goOn, actions) }
-            do {
-                let bytes = data.subdata(in: write.range)
-                try handle.writeAll(bytes, at: write.offset)
-                digest?.append(bytes, at: write.offset, writtenFrom: run ?? write.offset)
-                check(write.offset..<(write.offset + Int64(write.range.count)), &state)
-                return (goOn, actions)
-            } catch {
-                state.machine.unwrite(write, for: id)
-                failure = error
-                return (false, actions)
-            }
-        }
-        perform(actions)
-        if let failure { fail(failure) } else { settle() }
-        return goOn
-    }
-
-    /// A transfer ended: its error, if it failed, and the error of the error status it answered, if it did.
-    func complete(_ id: Int, error: Error?, statusError: HTTPStatusError? = nil) {
-        let fault = error.map(MirrorDropReason.failure(of:))
-        let actions = state.withLock { state in
-            // Only a transfer the schedule still runs meets a fault: one it stopped ends cancelled, saying nothing.
-            if state.machine.isRunning, state.schedule.transfers[id] != nil, let failure = statusError ?? error {
-                state.lastFault = failure
-            }
-            return state.machine.transferEnded(id, fault: fault, at: now)
-        }
-        perform(actions)
-        settle(reportingProgress: reportsAnswersAndEndings)
-    }
-
     /// Drops mirrors whose requests stalled or are too slow.
     private func watch() {
         let actions = state.withLock { state in
@@ -364,61 +300,10 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
         }
     }
 
-    /// `base` asking for the bytes `[start, end)` of the file, without a content coding, whose byte offsets would not
-    /// be the file's; or, if `end` is ``SegmentSchedule/openEnd``, for every byte from `start` on: from byte 0,
-    /// `base` as the caller made it (its own `Range`, if it names a part; its own `Accept-Encoding`, if it names one),
-    /// and past it, the rest, only if the file is still the one `validator` names (`If-Range`: if not, the answer is
-    /// the whole file).
-    ///
-    /// ```swift
-    /// SegmentedDownloadEngine.request(base, from: 100, to: SegmentSchedule.openEnd, ifRange: .entityTag("\"v1\""))
-    /// // Range: bytes=100-, If-Range: "v1", Accept-Encoding: identity
-    /// ```
-    static func request(
-        _ base: URLRequest,
-        from start: Int64,
-        to end: Int64,
-        ifRange validator: DownloadResumeData.Validator?
-    ) -> URLRequest {
-        var request = base
-        if end != SegmentSchedule.openEnd {
-            request.setValue("bytes=\(start)-\(end - 1)", forHTTPHeaderField: "Range")
-            request.setValue(nil, forHTTPHeaderField: "If-Range")
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-            return request
-        }
-        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        }
-        if start > 0 {
-            request.setValue("bytes=\(start)-", forHTTPHeaderField: "Range")
-            request.setValue(validator?.headerValue, forHTTPHeaderField: "If-Range")
-        }
-        return request
-    }
-
-    /// Empties the file before an answer that starts it over writes its first byte, and starts what was hashed of it
-    /// over: the digest from byte 0, and no verdict on a piece being checked is trusted. A file that cannot be emptied
-    /// fails the download.
-    private func truncate() {
-        let failure = state.withLock { state -> Error? in
-            guard let handle = state.handle else { return nil }
-            do {
-                try PartialFile.truncate(handle, at: 0)
-            } catch {
-                return error
-            }
-            digest?.reset()
-            checker?.touch(0..<SegmentSchedule.openEnd)
-            return nil
-        }
-        if let failure { fail(failure) }
-    }
-
     /// Reports progress (unless `reportingProgress` is `false`: a tick of the watch, which brings no byte), and ends
     /// the download once it is complete or no mirror is left. Runs on the delegate queue, as every event does: the
     /// progress closure hears of each report there, one at a time.
-    private func settle(reportingProgress: Bool = true) {
+    func settle(reportingProgress: Bool = true) {
         let reports = reportingProgress && progress != nil
         let (snapshot, outlook, actions) = state.withLock {
             state -> (SegmentedDownloadProgress?, DownloadMachine.Outlook, [DownloadMachine.Action]) in
