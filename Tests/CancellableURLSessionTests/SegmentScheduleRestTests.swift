@@ -41,14 +41,7 @@ import FoundationNetworking
     }
 
     static func partial(_ start: Int64, _ end: Int64, of total: Int64?, tag: String? = "\"v1\"") -> RangeAnswer {
-        let header = "bytes \(start)-\(end)/\(total.map(String.init) ?? "*")"
-        return RangeAnswer(
-            status: 206,
-            range: ContentRange(header),
-            rangeHeader: header,
-            entityTag: tag,
-            validator: tag.map { .entityTag($0) }
-        )
+        .partial(start, end, of: total, tag: tag)
     }
 
     static func started(_ actions: [Action]) -> [(id: Int, start: Int64, end: Int64)] {

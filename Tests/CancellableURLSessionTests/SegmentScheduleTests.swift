@@ -16,22 +16,8 @@ import Testing
         return options
     }
 
-    static func partial(
-        _ start: Int64,
-        _ end: Int64,
-        of total: Int64,
-        tag: String? = "\"v1\""
-    )
-        -> RangeAnswer
-    {
-        let header = "bytes \(start)-\(end)/\(total)"
-        return RangeAnswer(
-            status: 206,
-            range: ContentRange(header),
-            rangeHeader: header,
-            entityTag: tag,
-            validator: tag.map { .entityTag($0) }
-        )
+    static func partial(_ start: Int64, _ end: Int64, of total: Int64, tag: String? = "\"v1\"") -> RangeAnswer {
+        .partial(start, end, of: total, tag: tag)
     }
 
     /// The ids of the transfers `actions` start, by mirror.
