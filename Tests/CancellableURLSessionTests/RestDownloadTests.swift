@@ -14,7 +14,7 @@ import FoundationNetworking
 /// One URL on the segmented engine (``URLSession/restDownload(_:to:verifying:options:file:line:progress:)``), against
 /// a real loopback server: a server without ranges answers the one request with the whole file; a forgiven fault asks
 /// for the rest under `If-Range`; a file that changed meanwhile is answered whole, and the file starts over.
-@Suite(.serialized) final class RestDownloadTests: LoopbackSuite {
+@Suite(.serialized, timeLimit(minutes: 2)) final class RestDownloadTests: LoopbackSuite {
     static var body: Data { SegmentedDownloadTests.body }
     /// Another file, longer than `body`: `body` backwards, and 200,000 bytes more.
     static var longerAndChanged: Data { Data(body.reversed()) + Data(repeating: 0x5A, count: 200_000) }
@@ -84,6 +84,25 @@ import FoundationNetworking
         #expect(server.connections.count == 1)
         #expect(server.connections.first?.range == nil)
         #expect(server.connections.first?.headers["if-range"] == nil)
+    }
+
+    /// A body of no announced length (it ends as the server closes the connection) sets the file's length as it
+    /// ends; only then can its pieces be told apart, and they are checked then, before the download completes.
+    @Test func aBodyOfNoLengthIsCheckedPieceByPieceOnceItEnds() async throws {
+        var unannounced = Self.resource()
+        unannounced.sendsLength = false
+        let resource = unannounced
+        let server = try serve { _ in .resource(resource) }
+        let pieceLength: Int64 = 262_144
+        let pieces = stride(from: 0, to: Self.body.count, by: Int(pieceLength)).map { start in
+            SHA256.hexDigest(of: Self.body.subdata(in: start..<min(start + Int(pieceLength), Self.body.count)))
+        }
+        let integrity = DownloadIntegrity(
+            length: Int64(Self.body.count),
+            sha256: SHA256.hexDigest(of: Self.body),
+            pieces: PieceDigests(length: pieceLength, sha256: pieces)
+        )
+        #expect(try await download(server.url("/file"), verifying: integrity) == Self.body)
     }
 
     @Test func aRequestWithARangeOfItsOwnWritesThePartAsTheFile() async throws {

@@ -85,7 +85,7 @@ import FoundationNetworking
         #expect(goOn)
         #expect(schedule.total == nil)
         #expect(!schedule.isComplete)
-        // A pause now keeps what was written, of a length nobody knows.
+        // What the file holds, of a length nobody knows yet.
         #expect(schedule.keptRanges == [0..<250])
         #expect(schedule.end(id, fault: nil, at: 3).isEmpty)
         #expect(schedule.total == 250)
@@ -221,9 +221,16 @@ import FoundationNetworking
         let id = try #require(Self.begin(&validated, expectingStart: 0))
         _ = validated.accept(Self.whole(length: 300), for: id, at: 0)
         _ = validated.receive(120, for: id, at: 1)
-        let retry = Self.started(validated.end(id, fault: .endedEarly(received: 120, expected: 300), at: 2))
+        // The server closed the connection in order, 180 bytes short.
+        let retry = Self.started(validated.end(id, fault: nil, at: 2))
+        #expect(validated.mirrors[0].lastRetriedFault == .endedEarly(received: 120, expected: 300))
         #expect(retry.map(\.start) == [120])
         #expect(retry.map(\.end) == [Self.open])
+        // The answer to `If-Range: "v1"` must repeat it: a 206 that names no validator proves nothing.
+        let resent = try #require(retry.first?.id)
+        let (taken, _) = validated.accept(Self.partial(120, 299, of: 300, tag: nil), for: resent, at: 3)
+        #expect(!taken)
+        #expect(validated.mirrors[0].dropped == .validatorDisagrees(expected: "\"v1\"", announced: nil))
 
         // Without one, the bytes prove nothing: the retry asks for the whole file, whose answer empties the file.
         var unvalidated = Self.fresh(retries: 1)
@@ -355,6 +362,56 @@ import FoundationNetworking
         for (reason, expected) in cases {
             #expect("\(reason.singleURLError(recorded: lost, validator: tag))" == expected, "\(reason)")
         }
+    }
+
+    @Test func aRangeOfNoLengthContinuesNothingWhoseLengthIsNotKnown() throws {
+        var schedule = Self.resumed(100, of: nil)
+        let id = try #require(Self.begin(&schedule, expectingStart: 100))
+        let (take, _) = schedule.accept(Self.partial(100, 199, of: nil), for: id, at: 0)
+        #expect(!take)
+        #expect(schedule.mirrors[0].dropped == .unexpectedContentRange("bytes 100-199/*"))
+    }
+
+    @Test func aBodyOfNoLengthStopsOnceItRunsPastTheLengthTheCallerExpects() throws {
+        var schedule = Self.fresh(expectedLength: 300)
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        #expect(schedule.accept(Self.whole(length: nil), for: id, at: 0).0)
+        let (write, goOn, _) = schedule.receive(300, for: id, at: 1)
+        #expect(write == SegmentSchedule.Write(offset: 0, range: 0..<300))
+        #expect(goOn)
+        let (past, more, _) = schedule.receive(1, for: id, at: 2)
+        #expect(past == nil)
+        #expect(!more)
+        #expect(schedule.mirrors[0].dropped == .lengthDisagrees(expected: 300, announced: 301))
+    }
+
+    @Test func aRetryOfTheCallersPartThatAnswersAnotherPartStartsTheFileOver() throws {
+        var options = SegmentedDownloadOptions()
+        options.retrying = DownloadRetryPolicy(retries: 1, delay: 0)
+        var schedule = SegmentSchedule(mirrors: 1, options: options, requests: .part)
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        var part = Self.partial(1_000, 1_199, of: 5_000)
+        part.announcedLength = 200
+        _ = schedule.accept(part, for: id, at: 0)
+        _ = schedule.receive(80, for: id, at: 1)
+        let again = try #require(Self.started(schedule.end(id, fault: nil, at: 2)).first?.id)
+        // The same file, the same length, but bytes 0-199 of it: not the 80 bytes written.
+        var other = Self.partial(0, 199, of: 5_000)
+        other.announcedLength = 200
+        let (take, actions) = schedule.accept(other, for: again, at: 3)
+        #expect(take)
+        #expect(actions == [.truncate])
+        #expect(schedule.written == 0)
+    }
+
+    @Test func anErrorBodyThatKeepsComingIsNotAStall() throws {
+        var schedule = Self.fresh()
+        let id = try #require(Self.begin(&schedule, expectingStart: 0))
+        _ = schedule.accept(RangeAnswer(status: 500), for: id, at: 0)
+        #expect(schedule.tick(by: 6, stallTimeout: 10, minimumSpeed: nil, at: 6).isEmpty)
+        schedule.heard(from: id)
+        #expect(schedule.tick(by: 6, stallTimeout: 10, minimumSpeed: nil, at: 12).isEmpty)
+        #expect(schedule.tick(by: 6, stallTimeout: 10, minimumSpeed: nil, at: 18).map(\.0) == [id])
     }
 
     @Test func theRequestForTheRestAsksForEveryByteFromItsStartUnderIfRange() throws {

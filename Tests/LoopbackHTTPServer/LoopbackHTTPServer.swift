@@ -77,6 +77,9 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         /// A broken server: how many bytes a `206` sends past the end of its `Content-Range` (counted in its
         /// `Content-Length`).
         package var overrun = 0
+        /// Whether a response names its length (`Content-Length`); if not, its body ends as the server closes the
+        /// connection, as HTTP/1.1 allows.
+        package var sendsLength = true
 
         package init(
             body: Data,
@@ -365,7 +368,8 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
         var body = answer.body
         if status == 206 { body += Data(repeating: 0xEE, count: resource.overrun) }
         let announced = status == 200 ? resource.claimedLength ?? body.count : body.count
-        guard sendHead(client, status, length: announced, fields: fields, record: index) else { return }
+        guard sendHead(client, status, length: resource.sendsLength ? announced : nil, fields: fields, record: index)
+        else { return }
         let interruption = resource.interruption.flatMap { $0.after < body.count ? $0 : nil }
         stream(
             body.prefix(interruption?.after ?? body.count),
@@ -461,7 +465,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
     private func sendHead(
         _ client: Int32,
         _ status: Int,
-        length: Int,
+        length: Int?,
         fields: [String] = ["Content-Type: application/octet-stream"],
         then body: Data = Data(),
         record index: Int
@@ -471,9 +475,9 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             200: "OK", 206: "Partial Content", 302: "Found", 404: "Not Found", 416: "Range Not Satisfiable",
             500: "Internal Server Error", 503: "Service Unavailable",
         ]
-        let extra = fields.map { $0 + "\r\n" }.joined()
+        let extra = (length.map { ["Content-Length: \($0)"] } ?? []) + fields
         let head =
-            "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nContent-Length: \(length)\r\n\(extra)"
+            "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\n\(extra.map { $0 + "\r\n" }.joined())"
             + "Connection: close\r\n\r\n"
         return writeAll(client, Data(head.utf8) + body)
     }

@@ -147,6 +147,12 @@ struct DownloadMachine: Sendable {
         return (write, goOn, actions.map(Action.transfer))
     }
 
+    /// A transfer sent bytes that are not the file (an error status's body, collected): it is not stalled.
+    mutating func heard(from id: Int) {
+        guard isRunning else { return }
+        schedule.heard(from: id)
+    }
+
     /// A write the schedule admitted failed: its bytes are not on disk.
     mutating func unwrite(_ write: SegmentSchedule.Write, for id: Int) {
         schedule.unwrite(write, for: id)

@@ -21,6 +21,12 @@ extension SegmentSchedule {
         let segment = segments[index]
         let pieceStart = transfer.position
         let pieceEnd = pieceStart + Int64(count)
+        if total == nil, let expectedLength, pieceEnd > expectedLength {
+            // A body of no announced length that runs past the length the caller expects: not the file, and not
+            // written to disk without end.
+            let reason = MirrorDropReason.lengthDisagrees(expected: expectedLength, announced: pieceEnd)
+            return (nil, false, drop(transfer.mirror, reason, at: now))
+        }
         transfer.position = pieceEnd
         transfer.received += Int64(count)
         transfer.idle = 0
@@ -49,6 +55,11 @@ extension SegmentSchedule {
         // A segment this mirror completed: the faults it was forgiven before are behind it.
         if write != nil { mirrors[transfer.mirror].faultsInARow = 0 }
         return (write, false, finishSegment(index, at: now))
+    }
+
+    /// Transfer `id` sent bytes that are not the file (an error status's body): it is not stalled.
+    mutating func heard(from id: Int) {
+        transfers[id]?.idle = 0
     }
 
     /// Where the segment transfer `id` writes starts: every byte from there to the segment's frontier is written.

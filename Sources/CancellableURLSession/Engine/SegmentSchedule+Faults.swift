@@ -19,7 +19,7 @@ extension SegmentSchedule {
                 id,
                 .endedEarly(
                     received: transfer.position - transfer.start,
-                    expected: transfer.requestedEnd - transfer.start
+                    expected: min(transfer.requestedEnd, segment.end) - transfer.start
                 ),
                 at: now
             )

@@ -14,11 +14,17 @@ extension SegmentSchedule {
             return acceptWholeFile(answer, for: transfer, at: now)
         case 206 where transfer.start > 0:
             let verdict = Continuation.check(answer, startingAt: transfer.start, reference: reference)
-            guard case .continues(let proven) = verdict else {
-                // Without a validator, only the length vouches for the bytes: a range that does not name it proves
-                // nothing.
+            // The bytes from here on continue the file only if something vouches for it — its validator, or its
+            // length (named before, or by this answer: a `*` length is no length) — and the body's end is known.
+            let length = total ?? answer.range?.total ?? expectedLength
+            guard case .continues(let proven) = verdict, validator != nil || length != nil,
+                answer.range?.total != nil || total != nil
+            else {
                 let reason: MirrorDropReason =
-                    verdict == .unvalidated ? .unexpectedContentRange(answer.rangeHeader) : MirrorDropReason(verdict)
+                    switch verdict {
+                    case .continues, .unvalidated: .unexpectedContentRange(answer.rangeHeader)
+                    default: MirrorDropReason(verdict)
+                    }
                 return (false, drop(transfer.mirror, reason, at: now))
             }
             if let length = answer.range?.total, total == nil { total = length }
@@ -86,7 +92,8 @@ extension SegmentSchedule {
             return (false, drop(transfer.mirror, reason, at: now))
         }
         let sameFile = Continuation.agreement(of: answer, announcing: length, with: reference)
-        if written > 0, validator != nil, sameFile == .continues(proven: true), (length ?? .max) >= written {
+        let samePart = requests != .part || answer.range == partRange
+        if written > 0, validator != nil, sameFile == .continues(proven: true), samePart, (length ?? .max) >= written {
             if let length, total == nil { total = length }
             if let total { fitSegments(to: total) }
             transfers[transfer.id]?.start = 0
@@ -107,6 +114,7 @@ extension SegmentSchedule {
         total = answer.announcedLength
         validator = answer.validator
         mustRepeatValidator = false
+        partRange = requests == .part ? answer.range : nil
         segments = SegmentList()
         appendRest(from: 0)
         verified = Array(repeating: false, count: verified.count)

@@ -40,7 +40,8 @@ struct SegmentSchedule: Sendable {
         let id: Int
         let mirror: Int
         var segment: Int
-        /// The file offset of its body's first byte: where it asked to start, or 0 once a `200` answered it.
+        /// The file offset of its body's first byte: where it asked to start, or 0 once a `200` answered it (and
+        /// always 0 for the caller's part, which is asked for whole).
         var start: Int64
         let requestedEnd: Int64
         /// The next byte its body carries.
@@ -103,12 +104,15 @@ struct SegmentSchedule: Sendable {
         /// One request at a time, for every byte not written yet (``openEnd``): a single URL. Its answer may be a
         /// `206` that continues the bytes written, a `416` that proves them the whole file, or a `200` with the whole
         /// file — which keeps the bytes written if it repeats their strong validator, and starts the file over
-        /// (``Action/truncate``) if not; it may name no length, and then the file is as long as its body. A part the
-        /// file is missing in its middle (a piece that failed its digest) is asked for with a ranged request.
+        /// (``Action/truncate``) if not; it may name no length, and then the file is as long as its body (and its
+        /// pieces, if it has digests, are checked once it has ended). A part the file is missing in its middle — a
+        /// piece kept from an earlier run that failed its digest — is asked for with a ranged request; a piece this
+        /// download wrote that fails drops its only mirror.
         case rest
         /// One request at a time, the caller's own, whose `Range` names a part of a file: its `206` (or a `200`, from a
         /// server that ignores ranges) is the file this download writes, from byte 0. A forgiven fault asks for the
-        /// whole part again; bytes written under the answer's validator are not written again.
+        /// whole part again; bytes written under the answer's validator are not written again, if it is the same part
+        /// (the same `Content-Range`). Nothing is kept from an earlier run, so no part of it is ever asked for alone.
         case part
 
         /// Whether one request fetches the file, from its start or the bytes written on.
@@ -148,6 +152,9 @@ struct SegmentSchedule: Sendable {
     /// Whether a byte was ever written to the file (or kept in it from an earlier run): whether an answer that starts
     /// the file over must empty it first.
     var fileMayHoldBytes = false
+    /// The `Content-Range` of the answer that set the caller's part (``Requests/part``): a retry keeps the bytes
+    /// written only if it answers the same part.
+    var partRange: ContentRange?
 
     /// The pieces whose digests are checked (``DownloadIntegrity/pieces``), if any.
     let pieces: PieceDigests?
@@ -312,12 +319,13 @@ struct SegmentSchedule: Sendable {
     // MARK: Responses
 
     /// What identifies the file the mirrors must serve: the first answer's validator and length (or the kept bytes',
-    /// or the caller's expected length).
+    /// or the caller's expected length). Mirrors of one download need only not contradict the validator (a mirror
+    /// may send none); one URL, asked for the rest under `If-Range`, must repeat it, as HTTP says a `206` to it does.
     var reference: Continuation.Reference {
         Continuation.Reference(
             validator: validator,
             totalBytes: total ?? expectedLength,
-            mustRepeatValidator: mustRepeatValidator,
+            mustRepeatValidator: mustRepeatValidator || requests.isOneRequest,
             lengthSuffices: true
         )
     }

@@ -36,6 +36,7 @@ final class SegmentTransferSink: TransferSink, @unchecked Sendable {
 
     func receive(_ data: Data) -> Bool {
         guard var body = errorBody else { return engine.receive(data, for: id) }
+        engine.heard(from: id)
         errorBody = nil  // appended to without a copy
         body.append(data.prefix(Self.errorBodyLimit - body.count))
         errorBody = body

@@ -24,13 +24,28 @@ extension SegmentedDownloadEngine {
     func accept(_ response: URLResponse, for id: Int) -> Take {
         let answer = RangeAnswer(response)
         let (take, actions) = state.withLock { state in
+            let knewLength = state.schedule.total != nil
             let (take, actions) = state.machine.accept(answer, for: id, at: now)
+            if !knewLength { checkPiecesOnceTheLengthIsKnown(&state) }
             let collect = !take && state.machine.isRunning && state.schedule.collectsErrorBody(of: id)
             return (take ? Take.write : collect ? .collect : .refuse, actions)
         }
         perform(actions)
         settle(reportingProgress: reportsAnswersAndEndings)
         return take
+    }
+
+    /// Bytes of a transfer that are not the file arrived (an error status's body): it is not stalled.
+    func heard(from id: Int) {
+        state.withLock { $0.machine.heard(from: id) }
+    }
+
+    /// The file's length became known only now (a body of no announced length ended; a resumed file's length was
+    /// named): the pieces written whole so far, which could not be cut into pieces before, are queued to be checked.
+    /// Under the lock.
+    private func checkPiecesOnceTheLengthIsKnown(_ state: inout State) {
+        guard let total = state.schedule.total, total > 0 else { return }
+        check(0..<total, &state)
     }
 
     /// Writes what the schedule admits of `data`: `false` to stop the transfer.
@@ -66,7 +81,10 @@ extension SegmentedDownloadEngine {
             if state.machine.isRunning, state.schedule.transfers[id] != nil, let failure = statusError ?? error {
                 state.lastFault = failure
             }
-            return state.machine.transferEnded(id, fault: fault, at: now)
+            let knewLength = state.schedule.total != nil
+            let actions = state.machine.transferEnded(id, fault: fault, at: now)
+            if !knewLength { checkPiecesOnceTheLengthIsKnown(&state) }
+            return actions
         }
         perform(actions)
         settle(reportingProgress: reportsAnswersAndEndings)
