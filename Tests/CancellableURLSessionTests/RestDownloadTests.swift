@@ -133,6 +133,46 @@ import FoundationNetworking
         #expect(try directory.contents().isEmpty)
     }
 
+    @Test func anErrorBodyIsKeptUpToItsLimitAndTheRestIsNotRead() async throws {
+        let limit = SegmentTransferSink.errorBodyLimit
+        let body = Data((0..<(3 * limit)).map { UInt8(truncatingIfNeeded: $0 / 1_000) })
+        let server = try serve { _ in .status(500, body: body) }
+        let outcome = await session.restDownload(URLRequest(url: server.url("/file")), to: directory.destination)
+            .asPromise().asResult().async()
+        guard case .failure(let error as HTTPStatusError) = outcome else {
+            Issue.record("not an HTTPStatusError: \(outcome)")
+            return
+        }
+        #expect(error.response.statusCode == 500)
+        #expect(error.body == body.prefix(limit))
+        #expect(try directory.contents().isEmpty)
+    }
+
+    @Test func aServerWithoutRangesAskedForTheRestRepeatsTheValidatorAndOnlyTheMissingBytesAreWritten() async throws {
+        // Cut the first time; the retry asks for the rest, and is answered 200 with the whole file under the same
+        // ETag: the bytes kept stay, the body's first bytes are not written again.
+        let cut = Self.resource(ignoresRanges: true, interruption: .close(after: 400_000))
+        let whole = Self.resource(ignoresRanges: true)
+        let server = try serve(cut, then: whole)
+        let written = Locked<[Int64]>([])
+        let outcome = await session.restDownload(
+            URLRequest(url: server.url("/file")),
+            to: directory.destination,
+            options: Self.retryingOnce()
+        ) { progress in
+            written.withLock { $0.append(progress.bytesWritten) }
+        }
+        .asPromise().asResult().async()
+        #expect(try outcome.get().totalBytes == Int64(Self.body.count))
+        #expect(try Data(contentsOf: directory.destination) == Self.body)
+        // Never started over: what was written only grew.
+        let counts = written.withLock { $0 }
+        #expect(counts == counts.sorted() && counts.contains { $0 > 0 && $0 < Int64(Self.body.count) })
+        let connections = server.connections.filter { $0.unanswered == nil }
+        #expect(connections.map(\.status) == [200, 200])
+        #expect(connections.last?.range?.hasPrefix("bytes=") == true)
+    }
+
     @Test func aServerThatIsDownRejectsWithTheConnectionsOwnError() async throws {
         let down = try LoopbackHTTPServer { _ in .status(500, body: Data()) }
         let url = down.url("/file")
