@@ -193,7 +193,20 @@ extension SegmentedDownloadTests {
     }
 
     @Test func aResumedDownloadReadsBackTheBytesItKeptAndHashesTheRestAsItArrives() async throws {
-        let mirrors = try serve([Self.resource(bytesPerSecond: 1_048_576)])
+        // The first answer stops after 400,000 bytes until the client goes away: the download cannot finish before it
+        // is paused, however slowly a loaded machine runs the test (under ThreadSanitizer on CI, it did).
+        let held = Self.resource(bytesPerSecond: 1_048_576, interruption: .stall(after: 400_000))
+        let whole = Self.resource(bytesPerSecond: 1_048_576)
+        let requests = Locked(0)
+        let mirrors = try serve([
+            { request in
+                let count = requests.withLock { count in
+                    count += 1
+                    return count
+                }
+                return count == 1 ? held(request) : whole(request)
+            }
+        ])
         let integrity = DownloadIntegrity(sha256: Self.digest)
         let reached = Latch()
         let first = session.resumableDownload(from: mirrors[0], to: directory.destination, verifying: integrity) {
