@@ -45,7 +45,7 @@ extension SegmentedDownloadEngine {
     /// Under the lock.
     private func checkPiecesOnceTheLengthIsKnown(_ state: inout State) {
         guard let total = state.schedule.total, total > 0 else { return }
-        check(0..<total, &state)
+        queueCompletedPieces(overlapping: 0..<total, &state)
     }
 
     /// Writes what the schedule admits of `data`: `false` to stop the transfer.

@@ -128,7 +128,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             session.delegateQueue.addOperation { [self] in
                 state.withLock { state in
                     guard state.machine.isRunning, let total = state.schedule.total else { return }
-                    check(0..<total, &state)
+                    queueCompletedPieces(overlapping: 0..<total, &state)
                 }
                 settle()
             }
@@ -159,10 +159,18 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
     /// A piece being checked is not queued again; if `written` wrote some of its bytes again, its verdict is not
     /// trusted, and it is checked again once it is complete (``checked(_:_:)``).
     func check(_ written: Range<Int64>, _ state: inout State) {
+        checker?.touch(written)
+        queueCompletedPieces(overlapping: written, &state)
+    }
+
+    /// Queues the pieces overlapping `bytes` that are written whole and not verified yet, writing nothing: the verdict
+    /// of a piece being checked stays trusted. (Touching them, as a write does, made a piece whose check was under way
+    /// when a fresh download's start looked for kept pieces — late, on a loaded machine — be hashed twice.) Under the
+    /// lock.
+    func queueCompletedPieces(overlapping bytes: Range<Int64>, _ state: inout State) {
         guard let checker, let total = state.schedule.total else { return }
-        checker.touch(written)
         checker.check(
-            state.machine.completedPieces(overlapping: written),
+            state.machine.completedPieces(overlapping: bytes),
             in: total,
             isRunning: { [weak self] in self?.state.withLock { $0.machine.isRunning } ?? false },
             verdict: { [weak self] piece, verdict in
@@ -185,7 +193,7 @@ final class SegmentedDownloadEngine: @unchecked Sendable {
             // checked again once it is complete: the verdict is on bytes it may no longer hold.
             let bytes = pieces.range(of: piece, in: total)
             guard holds, state.machine.completedPieces(overlapping: bytes).contains(piece) else {
-                check(bytes, &state)
+                queueCompletedPieces(overlapping: bytes, &state)
                 return []
             }
             switch verdict {
