@@ -13,10 +13,14 @@ import FoundationNetworking
     typealias Action = SegmentSchedule.Action
     static let open = SegmentSchedule.openEnd
 
-    static func fresh(expectedLength: Int64? = nil, retries: Int = 0) -> SegmentSchedule {
+    static func fresh(
+        _ requests: SegmentSchedule.Requests = .rest,
+        expectedLength: Int64? = nil,
+        retries: Int = 0
+    ) -> SegmentSchedule {
         var options = SegmentedDownloadOptions()
         options.retrying = DownloadRetryPolicy(retries: retries, delay: 0)
-        return SegmentSchedule(mirrors: 1, options: options, requests: .rest, expectedLength: expectedLength)
+        return SegmentSchedule(mirrors: 1, options: options, requests: requests, expectedLength: expectedLength)
     }
 
     static func resumed(_ kept: Int64, of total: Int64?, tag: String? = "\"v1\"") -> SegmentSchedule {
@@ -257,9 +261,7 @@ import FoundationNetworking
     }
 
     @Test func theCallersPartIsTheFileAndARetryAsksForAllOfItAgainWritingOnlyWhatIsMissing() throws {
-        var options = SegmentedDownloadOptions()
-        options.retrying = DownloadRetryPolicy(retries: 1, delay: 0)
-        var schedule = SegmentSchedule(mirrors: 1, options: options, requests: .part)
+        var schedule = Self.fresh(.part, retries: 1)
         let id = try #require(Self.begin(&schedule, expectingStart: 0))
         // The part `bytes=1000-1199` of a larger file: 200 bytes, written from the file's byte 0.
         var part = Self.partial(1_000, 1_199, of: 5_000)
@@ -386,9 +388,7 @@ import FoundationNetworking
     }
 
     @Test func aRetryOfTheCallersPartThatAnswersAnotherPartStartsTheFileOver() throws {
-        var options = SegmentedDownloadOptions()
-        options.retrying = DownloadRetryPolicy(retries: 1, delay: 0)
-        var schedule = SegmentSchedule(mirrors: 1, options: options, requests: .part)
+        var schedule = Self.fresh(.part, retries: 1)
         let id = try #require(Self.begin(&schedule, expectingStart: 0))
         var part = Self.partial(1_000, 1_199, of: 5_000)
         part.announcedLength = 200
